@@ -1,0 +1,107 @@
+"""The game model: the one implementation of the rules of 31 (RULES.md).
+
+Pure: it imports only the standard library and does no I/O. The referee enforces with it,
+the SDK simulates with it, and replays verify against it.
+"""
+
+from referee.game.actions import (
+    DISCARDS,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCK,
+    PASS,
+    Action,
+    ActionKind,
+    ActionParseError,
+    EventKind,
+    Phase,
+    Pile,
+    PublicEvent,
+    discard,
+)
+from referee.game.cards import DECK, RANKS, SUITS, Card, card, cards, format_cards
+from referee.game.chance import Chance, RecordedChance, SeededChance
+from referee.game.errors import (
+    CardParseError,
+    ChanceError,
+    GameError,
+    IllegalActionError,
+    RulesError,
+)
+from referee.game.observation import Observation
+from referee.game.rules import (
+    OPTION_NAMES,
+    PRESETS,
+    Rules,
+    parse_overrides,
+    rules_from_mapping,
+    rules_from_toml,
+    rules_to_toml,
+)
+from referee.game.state import (
+    ActionRecord,
+    DealRecord,
+    ForfeitRecord,
+    Match,
+    MatchEnd,
+    Record,
+    RestockRecord,
+    RoundEnd,
+    RoundResult,
+    replay_actions,
+)
+from referee.game.values import best_discard, hand_value, is_flush, is_thirty_one, value_table
+
+__all__ = [
+    "DECK",
+    "DISCARDS",
+    "DRAW_DISCARD",
+    "DRAW_STOCK",
+    "KNOCK",
+    "OPTION_NAMES",
+    "PASS",
+    "PRESETS",
+    "RANKS",
+    "SUITS",
+    "Action",
+    "ActionKind",
+    "ActionParseError",
+    "ActionRecord",
+    "Card",
+    "CardParseError",
+    "Chance",
+    "ChanceError",
+    "DealRecord",
+    "EventKind",
+    "ForfeitRecord",
+    "GameError",
+    "IllegalActionError",
+    "Match",
+    "MatchEnd",
+    "Observation",
+    "Phase",
+    "Pile",
+    "PublicEvent",
+    "RecordedChance",
+    "Record",
+    "RestockRecord",
+    "RoundEnd",
+    "RoundResult",
+    "Rules",
+    "RulesError",
+    "SeededChance",
+    "best_discard",
+    "card",
+    "cards",
+    "discard",
+    "format_cards",
+    "hand_value",
+    "is_flush",
+    "is_thirty_one",
+    "parse_overrides",
+    "replay_actions",
+    "rules_from_mapping",
+    "rules_from_toml",
+    "rules_to_toml",
+    "value_table",
+]

@@ -1,0 +1,89 @@
+"""One seat's observation: its information set, and nothing more (RULES.md §9)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from referee.game.actions import Action, EventKind, Phase, Pile, PublicEvent
+from referee.game.cards import Card
+from referee.game.rules import Rules
+
+if TYPE_CHECKING:
+    from referee.game.state import Match
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one seat knows at one moment.
+
+    Its own hand and the card it just drew; the round's public history (a card another
+    seat drew from the stock is hidden); the discard pile; tokens and who is in; dealer,
+    knocker and turns left after a knock; stock size; round and turn numbers; the rules;
+    and, when the seat is to move, its legal actions. Never another seat's cards, the
+    stock's order or the seed.
+    """
+
+    seat: int
+    players: int
+    round_no: int
+    #: Turns completed in this round.
+    turn: int
+    phase: Phase
+    #: Whether this seat is the one to move (legal_actions is empty otherwise).
+    to_move: bool
+    hand: tuple[Card, ...]
+    drawn_card: Card | None
+    drawn_from: Pile | None
+    history: tuple[PublicEvent, ...]
+    #: Bottom first, top last.
+    discard_pile: tuple[Card, ...]
+    stock_size: int
+    tokens: tuple[int, ...]
+    in_game: tuple[bool, ...]
+    dealer: int
+    knocker: int | None
+    turns_left_after_knock: int
+    rules: Rules
+    legal_actions: tuple[Action, ...]
+
+    @property
+    def top_discard(self) -> Card | None:
+        """The card on top of the discard pile."""
+        return self.discard_pile[-1] if self.discard_pile else None
+
+
+def _public(ev: PublicEvent, seat: int) -> PublicEvent:
+    if ev.kind is EventKind.DRAW_STOCK and ev.seat != seat:
+        return PublicEvent(EventKind.DRAW_STOCK, ev.seat, None)
+    return ev
+
+
+def observe(m: Match, seat: int) -> Observation:
+    """Build ``seat``'s observation of match ``m``."""
+    if not 0 <= seat < m.players:
+        raise ValueError(f"no seat {seat} in a {m.players}-player match")
+    to_move = not m.over and m.current == seat
+    mine = to_move and m.drawn is not None
+    return Observation(
+        seat=seat,
+        players=m.players,
+        round_no=m.round_no,
+        turn=m.turn,
+        phase=m.phase if to_move else Phase.TURN_START,
+        to_move=to_move,
+        hand=tuple(m.hands[seat]),
+        drawn_card=m.drawn if mine else None,
+        drawn_from=m.drawn_from if mine else None,
+        history=tuple(_public(e, seat) for e in m.history),
+        discard_pile=tuple(m.pile),
+        stock_size=len(m.stock),
+        tokens=tuple(m.tokens),
+        in_game=tuple(m.alive),
+        dealer=m.dealer,
+        knocker=m.knocker,
+        turns_left_after_knock=m.turns_left if m.knocker is not None else 0,
+        rules=m.rules,
+        legal_actions=tuple(m.legal_actions()) if to_move else (),
+    )
+
