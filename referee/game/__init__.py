@@ -30,6 +30,8 @@ from referee.game.errors import (
 )
 from referee.game.observation import Observation
 from referee.game.rules import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
     OPTION_NAMES,
     PRESETS,
     Rules,
@@ -58,6 +60,8 @@ __all__ = [
     "DRAW_DISCARD",
     "DRAW_STOCK",
     "KNOCK",
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
     "OPTION_NAMES",
     "PASS",
     "PRESETS",
@@ -82,8 +86,8 @@ __all__ = [
     "Phase",
     "Pile",
     "PublicEvent",
-    "RecordedChance",
     "Record",
+    "RecordedChance",
     "RestockRecord",
     "RoundEnd",
     "RoundResult",

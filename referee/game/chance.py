@@ -88,8 +88,9 @@ class RecordedChance:
         deals: Mapping[int, Sequence[Card]],
         restocks: Mapping[tuple[int, int], Sequence[Card]] | None = None,
     ) -> None:
-        self._deals = {k: list(v) for k, v in deals.items()}
-        self._restocks = {k: list(v) for k, v in (restocks or {}).items()}
+        # Card(x) turns stray ints into cards, so replayed hands print as cards.
+        self._deals = {k: [Card(c) for c in v] for k, v in deals.items()}
+        self._restocks = {k: [Card(c) for c in v] for k, v in (restocks or {}).items()}
 
     def deal(self, round_no: int, cards: Sequence[Card]) -> list[Card]:
         """The recorded deck of a round."""

@@ -61,6 +61,8 @@ class Rules:
     preset_name: str = "standard"
 
     def __post_init__(self) -> None:
+        if self.preset_name not in PRESETS:
+            raise RulesError(f"unknown preset {self.preset_name!r}; presets are: {', '.join(PRESETS)}")
         for f in fields(self):
             if f.name != "preset_name":
                 _check(f.name, getattr(self, f.name))
@@ -180,14 +182,13 @@ def _check(name: str, value: Any) -> None:
             or not 1 <= value <= 100
         ):
             raise _bad(name, value)
-    elif name == "min_knock":
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not _is_half_step(value)
-            or not 0 <= value <= 31
-        ):
-            raise _bad(name, value)
+    elif name == "min_knock" and (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not _is_half_step(value)
+        or not 0 <= value <= 31
+    ):
+        raise _bad(name, value)
 
 
 def coerce_option(name: str, value: Any) -> Any:
@@ -222,7 +223,8 @@ def coerce_option(name: str, value: Any) -> Any:
     elif name == "three_of_a_kind" and isinstance(value, int | float) and not isinstance(value, bool):
         # TOML authors write 30.5 or 30 without quotes.
         v = {30.5: "30.5", 30: "30"}.get(float(value), value)
-    if name in ("three_aces", "min_knock") and isinstance(v, float) and v.is_integer():
+    if (name in ("three_aces", "min_knock") or name in _INT_RANGES) and isinstance(v, float) and v.is_integer():
+        # TOML and JSON writers may give 3.0 for 3.
         v = int(v)
     _check(name, v)
     return v

@@ -31,8 +31,7 @@ from referee.game.chance import Chance, SeededChance
 from referee.game.errors import GameError, IllegalActionError
 from referee.game.observation import Observation, observe
 from referee.game.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
-from referee.game.values import is_flush, is_thirty_one, mask, value_table
-
+from referee.game.values import is_flush, mask, value_table
 
 _ALL_START_ACTIONS: tuple[Action, ...] = (KNOCK, DRAW_STOCK, DRAW_DISCARD)
 _DRAW_ACTIONS: tuple[Action, ...] = (DRAW_STOCK, DRAW_DISCARD)
@@ -51,6 +50,9 @@ class RoundEnd(Enum):
     MAX_TURNS = "max_turns"
     #: Every other seat forfeited mid-round; nobody lost a life.
     ABANDONED = "abandoned"
+
+
+_SHOWDOWN_ENDS = frozenset((RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS))
 
 
 class MatchEnd(Enum):
@@ -99,7 +101,8 @@ class RestockRecord(NamedTuple):
     """The discard pile, less its top card, turned into a new stock (top first)."""
 
     round_no: int
-    index: int
+    #: 0 for the round's first restock, 1 for the second, ...
+    number: int
     stock: tuple[Card, ...]
 
 
@@ -230,8 +233,13 @@ class Match:
                 d = self.drawn
                 return [DISCARDS[c] for c in h if c != d]
             return [DISCARDS[c] for c in h]
+        if not self.pile:
+            # Only after a forfeit took the last discard out of play with a dead hand.
+            if not self.stock:
+                return (PASS,)
+            return (KNOCK, DRAW_STOCK) if self._may_knock(self.current) else (DRAW_STOCK,)
         if not self.stock:
-            # Only reachable under empty_stock=showdown: a restock refills it otherwise.
+            # Under empty_stock=showdown, or when too few discards are left to restock.
             return _EMPTY_STOCK_ACTIONS
         if self._may_knock(self.current):
             return _ALL_START_ACTIONS
@@ -265,6 +273,10 @@ class Match:
             return None
         kind = action.kind
         s = self.current
+        if kind is not ActionKind.DISCARD and action.card is not None:
+            return f"{kind.name.lower().replace('_', ' ')} takes no card, got {action.card}"
+        if kind is ActionKind.DISCARD and action.card is None:
+            return "a discard must name a card"
         if self.phase is Phase.DISCARD:
             if kind is not ActionKind.DISCARD:
                 return "after drawing, the player must discard one card"
@@ -289,6 +301,8 @@ class Match:
             )
         if kind is ActionKind.DRAW_STOCK:
             return "the stock is empty"
+        if kind is ActionKind.DRAW_DISCARD:
+            return "the discard pile is empty"
         if kind is ActionKind.PASS:
             return "passing is only allowed when the stock is empty under empty_stock=showdown"
         return "not allowed now"  # pragma: no cover - every kind is handled above
@@ -442,6 +456,10 @@ class Match:
 
     def _restock(self) -> None:
         pile = self.pile
+        if len(pile) < 2:
+            # Nothing to turn over (only possible once forfeits took cards out of play):
+            # the turn then offers what empty_stock=showdown offers.
+            return
         top = pile.pop()
         order = self._chance.restock(self.round_no, self._restocks, pile)
         self._restocks += 1
@@ -473,21 +491,24 @@ class Match:
         if not first:
             self.dealer = self._next_seat(self.dealer)
         deck = self._chance.deal(self.round_no, DECK)
-        order: list[int] = []
-        t = self.dealer
-        for _ in range(sum(self.alive)):
-            t = self._next_seat(t)
-            order.append(t)
+        alive = self.alive
+        d = self.dealer
+        # Dealing starts left of the dealer and goes clockwise among the seats still in.
+        order = [t for t in range(d + 1, n) if alive[t]] + [t for t in range(d + 1) if alive[t]]
         k = len(order)
         hands: list[list[Card]] = [[] for _ in range(n)]
-        # One card at a time, starting left of the dealer: seat order[j] gets j, j+k, j+2k.
+        # One card at a time: seat order[j] gets cards j, j+k and j+2k.
+        naturals: list[int] = []
         for j, seat in enumerate(order):
-            hands[seat] = deck[j : 3 * k : k]
+            h = hands[seat] = deck[j : 3 * k : k]
+            a, b, c = h
+            if _CARD_VALUE[a] + _CARD_VALUE[b] + _CARD_VALUE[c] == 31 and (a & 3) == (b & 3) == (c & 3):
+                naturals.append(seat)
         i = 3 * k
         self.hands = hands
         upcard = deck[i]
         self.pile = [upcard]
-        self.stock = deck[i + 1 :][::-1]
+        self.stock = deck[:i:-1]  # top of the stock is the list's end
         self.dead = []
         self.current = order[0]
         self.phase = Phase.TURN_START
@@ -504,16 +525,20 @@ class Match:
             self._records.append(
                 DealRecord(self.round_no, self.dealer, tuple(deck), tuple(tuple(h) for h in hands), upcard)
             )
-        naturals = tuple(s for s in order if is_thirty_one(hands[s]))
         if naturals:
-            self._finish_round(RoundEnd.NATURAL_31, thirty_one=naturals)
+            self._finish_round(RoundEnd.NATURAL_31, thirty_one=tuple(naturals))
 
     def _finish_round(self, end: RoundEnd, thirty_one: tuple[int, ...] = ()) -> None:
         r = self.rules
         seats = [s for s in range(self.players) if self.alive[s]]
-        values = {s: self._values[mask(self.hands[s])] for s in seats if len(self.hands[s]) == 3}
+        table = self._values
+        values: dict[int, float] = {}
+        for s in seats:
+            h = self.hands[s]
+            if len(h) == 3:
+                values[s] = table[(1 << h[0]) | (1 << h[1]) | (1 << h[2])]
         losses: dict[int, int] = {}
-        showdown = end in (RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS)
+        showdown = end in _SHOWDOWN_ENDS
         if end is RoundEnd.NATURAL_31 or end is RoundEnd.BLITZ:
             loss = r.simultaneous_31_loss if len(thirty_one) > 1 else 1
             losses = {s: loss for s in seats if s not in thirty_one}
