@@ -7,8 +7,14 @@ Conversions *from* the wire validate: anything a bot or a log file could get wro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, cast
 
+from google.protobuf import json_format
+from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
 from referee.game import (
@@ -19,18 +25,23 @@ from referee.game import (
     PASS,
     Action,
     ActionKind,
+    ActionRecord,
     Card,
     CardParseError,
+    DealRecord,
     EventKind,
+    ForfeitRecord,
     Observation,
     Phase,
     Pile,
     PublicEvent,
+    RestockRecord,
     RoundEnd,
     RoundResult,
     Rules,
     RulesError,
 )
+from referee.game.rules import MAX_PLAYERS, MIN_PLAYERS
 from referee.timecontrol import TimeControl
 
 PROTOCOL_VERSION = 1
@@ -113,7 +124,7 @@ _TIED = {"double": game_pb2.KNOCKER_TIED_DOUBLE, "safe": game_pb2.KNOCKER_TIED_S
 _BLITZ = {"immediate": game_pb2.BLITZ_IMMEDIATE}
 
 
-def _reverse(d: dict[str, int], field: str, value: int) -> str:
+def _reverse(d: Mapping[str, int], field: str, value: int) -> str:
     for k, v in d.items():
         if v == value:
             return k
@@ -141,6 +152,11 @@ def rules_to_pb(r: Rules) -> game_pb2.Rules:
     if r.three_aces is not None:
         msg.three_aces = float(r.three_aces)
     return msg
+
+
+# A match's rules never change, and every observation carries them: build the message once.
+# The constructor that receives it copies it, so the cached message is never mutated.
+_cached_rules_pb = functools.lru_cache(maxsize=64)(rules_to_pb)
 
 
 def rules_from_pb(msg: game_pb2.Rules) -> Rules:
@@ -220,7 +236,7 @@ def observation_to_pb(obs: Observation) -> game_pb2.Observation:
         dealer=obs.dealer,
         turns_left_after_knock=obs.turns_left_after_knock,
         legal_actions=[action_to_pb(a) for a in obs.legal_actions],
-        rules=rules_to_pb(obs.rules),
+        rules=_cached_rules_pb(obs.rules),
     )
     if obs.drawn_card is not None:
         msg.drawn_card = obs.drawn_card.text
@@ -285,7 +301,7 @@ _END_TO_PB = {
     RoundEnd.MAX_TURNS: log_pb2.ROUND_END_REASON_MAX_TURNS,
     RoundEnd.ABANDONED: log_pb2.ROUND_END_REASON_ABANDONED,
 }
-_END_FROM_PB = {v: k for k, v in _END_TO_PB.items()}
+_END_FROM_PB: dict[int, RoundEnd] = {v: k for k, v in _END_TO_PB.items()}
 
 
 def round_end_to_pb(r: RoundResult) -> log_pb2.RoundEndEvent:
@@ -317,3 +333,567 @@ def round_end_reason_from_pb(value: int) -> RoundEnd:
 def seat_list(values: Sequence[int]) -> list[int]:
     """Repeated seat numbers as a plain list."""
     return [int(v) for v in values]
+
+
+# ---------------------------------------------------------------- the Play stream and identity
+#
+# Small frozen records for what the stream carries besides observations. They live here,
+# next to their only conversions, because nothing but the wire needs them: the referee builds
+# them to send, the SDK receives them and hands them to bots as they are.
+
+FaultKindName = Literal["timeout", "crash", "illegal", "malformed"]
+MatchEndReasonName = Literal["last_player", "max_rounds", "aborted"]
+
+
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    """Who a bot is (GetIdentity): recorded in every match log and shown in standings."""
+
+    name: str
+    version: str = ""
+    author: str = ""
+    protocol_version: int = PROTOCOL_VERSION
+
+
+def identity_to_pb(ident: BotIdentity) -> bot_pb2.GetIdentityResponse:
+    """A bot's identity as the GetIdentity answer."""
+    return bot_pb2.GetIdentityResponse(
+        name=ident.name, version=ident.version, author=ident.author, protocol_version=ident.protocol_version
+    )
+
+
+def identity_from_pb(msg: bot_pb2.GetIdentityResponse) -> BotIdentity:
+    """Read a GetIdentity answer; the name must not be blank."""
+    if not msg.name.strip():
+        raise WireError("identity.name: empty (a bot must have a name)")
+    return BotIdentity(msg.name, msg.version, msg.author, msg.protocol_version)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """The start of a match as told to one seat (MatchStart)."""
+
+    match_id: str
+    seat: int
+    players: int
+    rules: Rules
+    time_control: TimeControl
+
+    @property
+    def lives(self) -> int:
+        """Tokens each seat starts with (``rules.lives``)."""
+        return self.rules.lives
+
+
+def match_start_to_pb(info: MatchInfo) -> bot_pb2.MatchStart:
+    """A match start as a message."""
+    return bot_pb2.MatchStart(
+        match_id=info.match_id,
+        seat=info.seat,
+        players=info.players,
+        rules=rules_to_pb(info.rules),
+        time_control=time_control_to_pb(info.time_control),
+        lives=info.rules.lives,
+    )
+
+
+def match_start_from_pb(msg: bot_pb2.MatchStart) -> MatchInfo:
+    """Read a match start: 2 to 9 players, a seat among them, full rules and time control."""
+    if not MIN_PLAYERS <= msg.players <= MAX_PLAYERS:
+        raise WireError(f"match_start.players: {msg.players} (must be {MIN_PLAYERS} to {MAX_PLAYERS})")
+    if msg.seat >= msg.players:
+        raise WireError(f"match_start.seat: {msg.seat} is not a seat of a {msg.players}-player match")
+    if not msg.HasField("rules"):
+        raise WireError("match_start.rules: missing")
+    if not msg.HasField("time_control"):
+        raise WireError("match_start.time_control: missing")
+    rules = rules_from_pb(msg.rules)
+    if msg.lives != rules.lives:
+        raise WireError(f"match_start.lives: {msg.lives} differs from rules.lives={rules.lives}")
+    return MatchInfo(msg.match_id, msg.seat, msg.players, rules, time_control_from_pb(msg.time_control))
+
+
+def match_start_request(info: MatchInfo) -> bot_pb2.PlayRequest:
+    """The stream message that starts a match."""
+    return bot_pb2.PlayRequest(match_start=match_start_to_pb(info))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One decision asked of a seat (DecisionRequest), as read from the stream."""
+
+    decision_id: int
+    observation: Observation
+    budget_ms: int
+    bank_ms: int
+
+
+def decision_from_pb(msg: bot_pb2.DecisionRequest) -> Decision:
+    """Read a decision request; its id is never 0 and its observation must be present."""
+    if msg.decision_id == 0:
+        raise WireError("decision_request.decision_id: 0 (ids start at 1)")
+    if not msg.HasField("observation"):
+        raise WireError("decision_request.observation: missing")
+    return Decision(msg.decision_id, observation_from_pb(msg.observation), msg.budget_ms, msg.time_bank_ms)
+
+
+def answer_to_pb(decision_id: int, action: Action) -> bot_pb2.PlayResponse:
+    """A bot's answer to decision ``decision_id``."""
+    return bot_pb2.PlayResponse(decision_id=decision_id, action=action_to_pb(action))
+
+
+def answer_from_pb(msg: bot_pb2.PlayResponse) -> tuple[int, Action]:
+    """Read a bot's answer: the decision id it answers and its action (malformed raises)."""
+    if not msg.HasField("action"):
+        raise WireError("answer.action: missing")
+    return msg.decision_id, action_from_pb(msg.action)
+
+
+_FAULT_TO_PB: dict[str, game_pb2.FaultKind.ValueType] = {
+    "timeout": game_pb2.FAULT_KIND_TIMEOUT,
+    "crash": game_pb2.FAULT_KIND_CRASH,
+    "illegal": game_pb2.FAULT_KIND_ILLEGAL,
+    "malformed": game_pb2.FAULT_KIND_MALFORMED,
+}
+_MATCH_END_TO_PB: dict[str, game_pb2.MatchEndReason.ValueType] = {
+    "last_player": game_pb2.MATCH_END_REASON_LAST_PLAYER_STANDING,
+    "max_rounds": game_pb2.MATCH_END_REASON_MAX_ROUNDS,
+    "aborted": game_pb2.MATCH_END_REASON_ABORTED,
+}
+
+
+def _name_of(d: Mapping[str, int], value: int, field: str) -> str:
+    for k, v in d.items():
+        if v == value:
+            return k
+    raise WireError(f"{field}: {value} is not a known value (unset or unknown)")
+
+
+@dataclass(frozen=True, slots=True)
+class FaultInfo:
+    """A fault of one seat as reported on the wire (the Fault message)."""
+
+    kind: FaultKindName
+    seat: int
+    round_no: int
+    turn: int
+    #: The decision it answers, or 0 when it is tied to none.
+    decision_id: int
+    message: str
+    strike: int
+    forfeited: bool
+    #: The action the referee played instead, if any.
+    default_action: Action | None = None
+
+
+def fault_to_pb(f: FaultInfo) -> game_pb2.Fault:
+    """A fault as a message."""
+    msg = game_pb2.Fault(
+        kind=_FAULT_TO_PB[f.kind],
+        seat=f.seat,
+        round=f.round_no,
+        turn=f.turn,
+        decision_id=f.decision_id,
+        message=f.message,
+        strike=f.strike,
+        forfeited=f.forfeited,
+    )
+    if f.default_action is not None:
+        msg.default_action.CopyFrom(action_to_pb(f.default_action))
+    return msg
+
+
+def fault_from_pb(msg: game_pb2.Fault) -> FaultInfo:
+    """Read a fault."""
+    kind = cast(FaultKindName, _name_of(_FAULT_TO_PB, msg.kind, "fault.kind"))
+    return FaultInfo(
+        kind=kind,
+        seat=msg.seat,
+        round_no=msg.round,
+        turn=msg.turn,
+        decision_id=msg.decision_id,
+        message=msg.message,
+        strike=msg.strike,
+        forfeited=msg.forfeited,
+        default_action=action_from_pb(msg.default_action) if msg.HasField("default_action") else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """The end of a match as told to one seat (MatchEnd)."""
+
+    match_id: str
+    #: Per seat: 1 is best; shared placings ranked 1, 2, 2, 4.
+    placings: tuple[int, ...]
+    #: This seat's placing.
+    placing: int
+    reason: MatchEndReasonName
+    #: This seat's faults in the match, in order.
+    faults: tuple[FaultInfo, ...] = ()
+
+
+def match_end_to_pb(result: MatchResult) -> bot_pb2.MatchEnd:
+    """A match end as a message."""
+    return bot_pb2.MatchEnd(
+        match_id=result.match_id,
+        placings=result.placings,
+        placing=result.placing,
+        reason=_MATCH_END_TO_PB[result.reason],
+        faults=[fault_to_pb(f) for f in result.faults],
+    )
+
+
+def match_end_from_pb(msg: bot_pb2.MatchEnd) -> MatchResult:
+    """Read a match end."""
+    reason = cast(MatchEndReasonName, _name_of(_MATCH_END_TO_PB, msg.reason, "match_end.reason"))
+    return MatchResult(
+        match_id=msg.match_id,
+        placings=tuple(msg.placings),
+        placing=msg.placing,
+        reason=reason,
+        faults=tuple(fault_from_pb(f) for f in msg.faults),
+    )
+
+
+def match_end_request(result: MatchResult) -> bot_pb2.PlayRequest:
+    """The stream message that ends a match."""
+    return bot_pb2.PlayRequest(match_end=match_end_to_pb(result))
+
+
+
+# ---------------------------------------------------------------- the match log (log.proto)
+#
+# Added with the referee (issue 4). Deals, restocks, actions and forfeits come from the game
+# model's records; seats, statistics, header and footer are the referee's own. Readers
+# validate, so a hand-edited or damaged log fails with the field named.
+
+FaultPolicyName = Literal["lenient", "strict"]
+_POLICY_TO_PB: dict[str, log_pb2.FaultPolicy.ValueType] = {
+    "lenient": log_pb2.FAULT_POLICY_LENIENT,
+    "strict": log_pb2.FAULT_POLICY_STRICT,
+}
+_DRAW_KINDS = (ActionKind.DRAW_STOCK, ActionKind.DRAW_DISCARD)
+_MAX_UINT32 = 2**32 - 1
+
+
+def identity_request() -> bot_pb2.GetIdentityRequest:
+    """The GetIdentity request, carrying the referee's protocol version."""
+    return bot_pb2.GetIdentityRequest(protocol_version=PROTOCOL_VERSION)
+
+
+def match_end_reason_to_pb(reason: MatchEndReasonName) -> game_pb2.MatchEndReason.ValueType:
+    """A match-end reason as its enum value."""
+    return _MATCH_END_TO_PB[reason]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """The bot at one seat, as the log header records it."""
+
+    seat: int
+    identity: BotIdentity
+    #: How the bot was named to the referee, exactly as given (a ``NAME=`` prefix included).
+    source: str
+    #: The name people see: the ``NAME=`` label, else the bot's own name.
+    label: str = ""
+
+
+def seat_info_to_pb(info: SeatInfo) -> log_pb2.SeatInfo:
+    """A seat's bot as a message."""
+    return log_pb2.SeatInfo(
+        seat=info.seat,
+        name=info.identity.name,
+        bot_version=info.identity.version,
+        author=info.identity.author,
+        source=info.source,
+        label=info.label or info.identity.name,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatStats:
+    """Decision statistics of one seat over a match (latencies in microseconds)."""
+
+    seat: int
+    decisions: int
+    total_latency_us: int
+    max_latency_us: int
+    faults: int
+
+    @property
+    def mean_latency_us(self) -> float:
+        """Mean decision latency; 0 without decisions."""
+        return self.total_latency_us / self.decisions if self.decisions else 0.0
+
+
+def seat_stats_to_pb(s: SeatStats) -> log_pb2.SeatStats:
+    """A seat's statistics as a message."""
+    return log_pb2.SeatStats(
+        seat=s.seat,
+        decisions=s.decisions,
+        total_latency_us=s.total_latency_us,
+        max_latency_us=min(s.max_latency_us, _MAX_UINT32),
+        faults=s.faults,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LogHeaderInfo:
+    """A match log's header: everything needed to replay the match, known before it starts."""
+
+    schema_version: int
+    software_version: str
+    protocol_version: int
+    match_id: str
+    seed: int
+    players: int
+    rules: Rules
+    time_control: TimeControl
+    seats: tuple[SeatInfo, ...]
+    fault_policy: FaultPolicyName
+    max_strikes: int
+
+
+def log_header_to_pb(h: LogHeaderInfo) -> log_pb2.LogRecord:
+    """The first line of a match log."""
+    return log_pb2.LogRecord(
+        header=log_pb2.LogHeader(
+            schema_version=h.schema_version,
+            software_version=h.software_version,
+            protocol_version=h.protocol_version,
+            match_id=h.match_id,
+            seed=h.seed,
+            players=h.players,
+            rules=rules_to_pb(h.rules),
+            time_control=time_control_to_pb(h.time_control),
+            seats=[seat_info_to_pb(s) for s in h.seats],
+            fault_policy=_POLICY_TO_PB[h.fault_policy],
+            max_strikes=h.max_strikes,
+        )
+    )
+
+
+def log_header_from_pb(msg: log_pb2.LogHeader) -> LogHeaderInfo:
+    """Read a log header: 2-9 players, one seat entry each, full rules and time control."""
+    if not MIN_PLAYERS <= msg.players <= MAX_PLAYERS:
+        raise WireError(f"header.players: {msg.players} (must be {MIN_PLAYERS} to {MAX_PLAYERS})")
+    if len(msg.seats) != msg.players:
+        raise WireError(f"header.seats: {len(msg.seats)} entries for {msg.players} players")
+    if not msg.HasField("rules"):
+        raise WireError("header.rules: missing")
+    if not msg.HasField("time_control"):
+        raise WireError("header.time_control: missing")
+    seats = []
+    for i, s in enumerate(msg.seats):
+        if s.seat != i:
+            raise WireError(f"header.seats[{i}].seat: {s.seat} (seats must be listed in order)")
+        seats.append(
+            SeatInfo(i, BotIdentity(s.name, s.bot_version, s.author, msg.protocol_version), s.source, s.label or s.name)
+        )
+    return LogHeaderInfo(
+        schema_version=msg.schema_version,
+        software_version=msg.software_version,
+        protocol_version=msg.protocol_version,
+        match_id=msg.match_id,
+        seed=msg.seed,
+        players=msg.players,
+        rules=rules_from_pb(msg.rules),
+        time_control=time_control_from_pb(msg.time_control),
+        seats=tuple(seats),
+        fault_policy=cast(FaultPolicyName, _name_of(_POLICY_TO_PB, msg.fault_policy, "header.fault_policy")),
+        max_strikes=msg.max_strikes,
+    )
+
+
+def deal_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord:
+    """A round's deal as a log line (a Hand for every seat dealt in)."""
+    return log_pb2.LogRecord(
+        event=log_pb2.LogEvent(
+            round=rec.round_no,
+            turn=0,
+            deal=log_pb2.DealEvent(
+                dealer=rec.dealer,
+                deck=[c.text for c in rec.deck],
+                hands=[log_pb2.Hand(seat=s, cards=[c.text for c in h]) for s, h in enumerate(rec.hands) if h],
+                upcard=rec.upcard.text,
+            ),
+        )
+    )
+
+
+def deal_from_pb(round_no: int, players: int, msg: log_pb2.DealEvent) -> DealRecord:
+    """Read a deal; ``hands`` has an empty entry for every seat not dealt in."""
+    hands: list[tuple[Card, ...]] = [()] * players
+    for h in msg.hands:
+        if not 0 <= h.seat < players:
+            raise WireError(f"deal.hands: seat {h.seat} is not a seat of a {players}-player match")
+        hands[h.seat] = cards_from_pb(h.cards, f"deal.hands[seat {h.seat}]")
+    if not msg.upcard:
+        raise WireError("deal.upcard: missing")
+    return DealRecord(
+        round_no, msg.dealer, cards_from_pb(msg.deck, "deal.deck"), tuple(hands), card_from_pb(msg.upcard, "deal.upcard")
+    )
+
+
+def restock_event_to_pb(rec: RestockRecord, turn: int) -> log_pb2.LogRecord:
+    """A new stock (top card first) as a log line."""
+    return log_pb2.LogRecord(
+        event=log_pb2.LogEvent(
+            round=rec.round_no, turn=turn, restock=log_pb2.RestockEvent(index=rec.number, stock=[c.text for c in rec.stock])
+        )
+    )
+
+
+def restock_from_pb(round_no: int, msg: log_pb2.RestockEvent) -> RestockRecord:
+    """Read a restock."""
+    return RestockRecord(round_no, msg.index, cards_from_pb(msg.stock, "restock.stock"))
+
+
+def action_event_to_pb(rec: ActionRecord, decision_id: int, latency_us: int, by_referee: bool) -> log_pb2.LogRecord:
+    """An action as a log line, with the card drawn (even from the stock) and its timing."""
+    ev = log_pb2.ActionEvent(
+        seat=rec.seat,
+        action=action_to_pb(rec.action),
+        decision_id=decision_id,
+        latency_us=min(latency_us, _MAX_UINT32),
+        by_referee=by_referee,
+    )
+    if rec.card is not None and rec.action.kind in _DRAW_KINDS:
+        ev.drawn_card = rec.card.text
+    return log_pb2.LogRecord(event=log_pb2.LogEvent(round=rec.round_no, turn=rec.turn, action=ev))
+
+
+def action_record_from_pb(round_no: int, turn: int, msg: log_pb2.ActionEvent) -> ActionRecord:
+    """Read a logged action as the model records it (a DISCARD's card is the card discarded)."""
+    action = action_from_pb(msg.action)
+    card: Card | None
+    if action.kind is ActionKind.DISCARD:
+        card = action.card
+    elif msg.drawn_card:
+        card = card_from_pb(msg.drawn_card, "action.drawn_card")
+    else:
+        card = None
+    return ActionRecord(round_no, turn, msg.seat, action, card)
+
+
+def forfeit_event_to_pb(rec: ForfeitRecord) -> log_pb2.LogRecord:
+    """A seat leaving the match, as a log line."""
+    return log_pb2.LogRecord(
+        event=log_pb2.LogEvent(round=rec.round_no, turn=rec.turn, forfeit=log_pb2.ForfeitEvent(seat=rec.seat, reason=rec.reason))
+    )
+
+
+def forfeit_from_pb(round_no: int, turn: int, msg: log_pb2.ForfeitEvent) -> ForfeitRecord:
+    """Read a forfeit."""
+    return ForfeitRecord(round_no, turn, msg.seat, msg.reason)
+
+
+def thirty_one_event_to_pb(r: RoundResult) -> log_pb2.LogRecord:
+    """The seats that showed 31 in a round (dealt, or reached by a discard) as a log line."""
+    return log_pb2.LogRecord(
+        event=log_pb2.LogEvent(
+            round=r.round_no,
+            turn=r.turns,
+            thirty_one=log_pb2.ThirtyOneEvent(seats=r.thirty_one, natural=r.end is RoundEnd.NATURAL_31),
+        )
+    )
+
+
+def round_end_event_to_pb(r: RoundResult) -> log_pb2.LogRecord:
+    """A round's result as a log line."""
+    return log_pb2.LogRecord(event=log_pb2.LogEvent(round=r.round_no, turn=r.turns, round_end=round_end_to_pb(r)))
+
+
+def fault_event_to_pb(f: FaultInfo) -> log_pb2.LogRecord:
+    """A fault as a log line."""
+    return log_pb2.LogRecord(
+        event=log_pb2.LogEvent(round=f.round_no, turn=f.turn, fault=log_pb2.FaultEvent(fault=fault_to_pb(f)))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LogFooterInfo:
+    """A match log's last line: the result."""
+
+    placings: tuple[int, ...]
+    winner: int | None
+    reason: MatchEndReasonName
+    rounds: int
+    stats: tuple[SeatStats, ...]
+
+
+def log_footer_to_pb(f: LogFooterInfo) -> log_pb2.LogRecord:
+    """The last line of a match log."""
+    footer = log_pb2.LogFooter(
+        placings=f.placings,
+        reason=_MATCH_END_TO_PB[f.reason],
+        rounds=f.rounds,
+        seats=[seat_stats_to_pb(s) for s in f.stats],
+    )
+    if f.winner is not None:
+        footer.winner = f.winner
+    return log_pb2.LogRecord(footer=footer)
+
+
+def log_footer_from_pb(msg: log_pb2.LogFooter) -> LogFooterInfo:
+    """Read a log footer."""
+    return LogFooterInfo(
+        placings=tuple(msg.placings),
+        winner=msg.winner if msg.HasField("winner") else None,
+        reason=cast(MatchEndReasonName, _name_of(_MATCH_END_TO_PB, msg.reason, "footer.reason")),
+        rounds=msg.rounds,
+        stats=tuple(
+            SeatStats(s.seat, s.decisions, s.total_latency_us, s.max_latency_us, s.faults) for s in msg.seats
+        ),
+    )
+
+
+# ---------------------------------------------------------------- comparing messages (replay)
+#
+# Added with the replay verifier (issue 6): it re-creates each log line from the game model
+# and names the first field where the log differs, in the JSON names the log file uses.
+
+
+def message_difference(expected: Message, actual: Message) -> tuple[str, str, str] | None:
+    """The first field where two messages of one type differ, or None if they are equal.
+
+    Returns ``(path, expected, actual)``: the field's path in the log's JSON names
+    (``roundEnd.livesLost[0].count``) and both values as JSON text (``absent`` for a field
+    one side does not hold).
+    """
+    if expected == actual:
+        return None
+    a = json_format.MessageToDict(expected, always_print_fields_with_no_presence=True)
+    b = json_format.MessageToDict(actual, always_print_fields_with_no_presence=True)
+    found = _first_difference(a, b, "")
+    # Equal dicts from unequal messages: only a float's NaN or a -0.0 differs; name the type.
+    return found or (expected.DESCRIPTOR.name, "", "")
+
+
+def _json_text(value: object) -> str:
+    return "absent" if value is _ABSENT else json.dumps(value, ensure_ascii=False)
+
+
+_ABSENT = object()
+
+
+def _first_difference(a: object, b: object, path: str) -> tuple[str, str, str] | None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            sub = f"{path}.{key}" if path else str(key)
+            found = _first_difference(a.get(key, _ABSENT), b.get(key, _ABSENT), sub)
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = _first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        if len(a) != len(b):
+            return (f"{path} (length)", str(len(a)), str(len(b)))
+        return None
+    if a != b:
+        return (path, _json_text(a), _json_text(b))
+    return None

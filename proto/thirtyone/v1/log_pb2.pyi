@@ -223,6 +223,7 @@ class SeatInfo(_message.Message):
     BOT_VERSION_FIELD_NUMBER: _builtins.int
     AUTHOR_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
     name: _builtins.str
@@ -235,6 +236,10 @@ class SeatInfo(_message.Message):
     """How the bot was named to the referee: the command that started it, or the address it
     was reached at.
     """
+    label: _builtins.str
+    """The name people see for this seat: the `NAME=` label it was given (a tournament's
+    submission name), else the bot's own name.
+    """
     def __init__(
         self,
         *,
@@ -243,10 +248,11 @@ class SeatInfo(_message.Message):
         bot_version: _builtins.str = ...,
         author: _builtins.str = ...,
         source: _builtins.str = ...,
+        label: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_version", b"bot_version", "name", b"name", "seat", b"seat", "source", b"source"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "bot_version", b"bot_version", "label", b"label", "name", b"name", "seat", b"seat", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,505 @@
+"""Talking to bots: start-up, identity, and one Play stream per seat with per-decision deadlines.
+
+A :class:`BotHandle` is a bot that is up, healthy and identified, reached over one gRPC
+channel. It outlives matches: a tournament starts each bot once and opens one
+:class:`SeatStream` per match and seat on the same handle (the contract requires bots to
+serve several Play streams at once).
+
+All of this runs on one asyncio event loop (grpc.aio): a handle belongs to the loop that
+started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import grpc
+import grpc.aio
+from grpc.aio import EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from thirtyone.v1 import bot_pb2, bot_pb2_grpc
+
+from referee import wire
+from referee.bots.process import STOP_GRACE_S, BotProcess, Launcher, LocalLauncher, describe_exit
+from referee.bots.spec import BotSpec, parse_bot_spec
+from referee.faults import (
+    BotFault,
+    BotIdentityError,
+    BotStartError,
+    CrashFault,
+    MalformedFault,
+    TimeoutFault,
+)
+from referee.game import Action
+
+#: Largest message the referee accepts from a bot. A real answer is about 10 bytes; an
+#: identity a few hundred. Anything bigger is a MALFORMED fault (gRPC ends the call).
+MAX_MESSAGE_BYTES = 64 * 1024
+#: Default time a bot gets to report SERVING on the health service, in seconds.
+STARTUP_TIMEOUT_S = 10.0
+#: Time a bot gets to end its Play stream after match end, in seconds.
+FINISH_TIMEOUT_S = 1.0
+#: The service names whose health counts (bot.proto: "" or the BotService's full name).
+HEALTH_SERVICES = ("", "thirtyone.v1.BotService")
+#: Referee work done while a bot thinks that is longer than this (ns) is not charged to the
+#: bot. Shorter work is charged as it falls: it is far below a gRPC round trip, so an answer
+#: almost never arrives during it, and the grace covers the rest.
+UNCHARGED_WORK_NS = 2_000_000
+#: Messages a bot may have in flight before the referee stops reading (flow control then
+#: holds the bot back): a bot that floods the stream cannot grow the referee's memory.
+INBOX_LIMIT = 64
+
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    # Bots are local or named by address; an http_proxy variable must not reroute them.
+    ("grpc.enable_http_proxy", 0),
+    # While a bot starts, its socket appears only once it serves: retry connecting every
+    # few tens of milliseconds rather than after gRPC's default one-second backoff.
+    ("grpc.initial_reconnect_backoff_ms", 20),
+    ("grpc.min_reconnect_backoff_ms", 20),
+    ("grpc.max_reconnect_backoff_ms", 250),
+)
+
+
+class Answer(NamedTuple):
+    """A bot's usable answer to one decision."""
+
+    action: Action
+    #: From just before the request was written to the answer's arrival, in nanoseconds.
+    latency_ns: int
+
+
+def _tail_line(process: BotProcess | None, limit: int = 300) -> str:
+    if process is None:
+        return ""
+    lines = [ln for ln in process.output_tail(4 * limit).splitlines() if ln.strip()]
+    return lines[-1][-limit:] if lines else ""
+
+
+class SeatStream:
+    """The referee's end of one Play stream: one seat of one match.
+
+    A reader task drains the response stream into a small inbox, stamping each message with
+    its arrival time. Deciding writes one request and waits on the inbox until the deadline.
+    Waiting on the inbox rather than on the call itself matters: cancelling a grpc.aio read
+    cancels the whole RPC, and a late answer must not break the stream (the contract says it
+    is recognised by its stale decision_id and ignored).
+    """
+
+    def __init__(self, bot: BotHandle, stub: bot_pb2_grpc.BotServiceAsyncStub) -> None:
+        self.bot = bot
+        self._stub = stub
+        self._call: grpc.aio.StreamStreamCall[bot_pb2.PlayRequest, bot_pb2.PlayResponse] | None = None
+        # What the reader received and nobody has taken yet, and the decision waiting for it.
+        self._inbox: collections.deque[tuple[int, object, int]] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._room: asyncio.Future[None] | None = None
+        self._reader: asyncio.Task[None] | None = None
+        # Decisions given up on (timed out, or answered with another id): their late answers
+        # are ignored rather than taken for a protocol violation.
+        self._abandoned: set[int] = set()
+        #: Why the stream is unusable, once it is.
+        self.broken: BotFault | None = None
+        self._linger: asyncio.TimerHandle | None = None
+        bot._streams.add(self)
+
+    # Inbox item kinds.
+    _MESSAGE, _END, _ERROR = 0, 1, 2
+
+    async def start(self, request: bot_pb2.PlayRequest) -> None:
+        """Open the stream and send ``match_start``; a failure surfaces at the first decision."""
+        call = self._call = self._stub.Play(None)  # requests are written one by one
+        self._reader = asyncio.get_running_loop().create_task(self._read_loop(call))
+        # A failure is not raised here: the reader reports how the call ended.
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            await call.write(request)
+
+    async def _read_loop(self, call: grpc.aio.StreamStreamCall[bot_pb2.PlayRequest, bot_pb2.PlayResponse]) -> None:
+        now = time.monotonic_ns
+        try:
+            while True:
+                msg = await call.read()
+                if msg is EOF:
+                    self._deliver((self._END, None, now()))
+                    return
+                self._deliver((self._MESSAGE, msg, now()))
+                if len(self._inbox) >= INBOX_LIMIT:
+                    # A flood: stop reading until the referee catches up (flow control then
+                    # holds the bot back).
+                    self._room = asyncio.get_running_loop().create_future()
+                    await self._room
+        except grpc.aio.AioRpcError as e:
+            self._deliver((self._ERROR, e, now()))
+
+    def _deliver(self, item: tuple[int, object, int]) -> None:
+        # A plain deque and one future: lighter than asyncio.Queue on the hottest path.
+        self._inbox.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _next(self) -> tuple[int, object, int]:
+        """The next item from the reader, waiting for one if need be."""
+        inbox = self._inbox
+        while not inbox:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = inbox.popleft()
+        room = self._room
+        if room is not None and not room.done():
+            room.set_result(None)
+        return item
+
+    async def _stream_fault(self, kind: int, payload: object) -> BotFault:
+        """The fault that a broken or ended stream means; also marks the stream broken."""
+        if self.broken is not None:
+            return self.broken
+        if kind == self._END:
+            fault: BotFault = CrashFault("the bot ended its Play stream before the match ended")
+        else:
+            assert isinstance(payload, grpc.aio.AioRpcError)
+            code, details = payload.code(), payload.details() or ""
+            if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                fault = MalformedFault(
+                    f"the bot sent a message over {MAX_MESSAGE_BYTES} bytes ({details}); the stream is closed",
+                    fatal=True,
+                )
+            elif code == grpc.StatusCode.INTERNAL and "serializ" in details.lower():
+                fault = MalformedFault(f"the bot sent bytes that are not a PlayResponse ({details})", fatal=True)
+            else:
+                fault = CrashFault(f"the Play stream broke ({code.name}: {details})" + await self.bot.exit_note())
+        self.broken = fault
+        return fault
+
+    async def decide(
+        self,
+        request: bot_pb2.PlayRequest,
+        decision_id: int,
+        timeout_s: float,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> Answer:
+        """Send one decision request and wait up to ``timeout_s`` for its answer.
+
+        ``while_waiting`` runs right after the request is written, while the bot thinks: the
+        referee does its bookkeeping (the log) there, off the critical path. Its time is not
+        charged to the bot when it is long enough to matter (a stalled disk): see
+        :data:`UNCHARGED_WORK_NS`.
+
+        Raises :class:`TimeoutFault`, :class:`CrashFault` or :class:`MalformedFault`; an answer
+        to a decision given up on earlier is skipped.
+        """
+        if self.broken is not None:
+            raise self.broken
+        call = self._call
+        assert call is not None, "start() the stream first"
+        t0 = time.monotonic_ns()
+        credit = 0
+        loop = asyncio.get_running_loop()
+        ended: tuple[int, object] | None = None
+        try:
+            async with asyncio.timeout(timeout_s) as timer:
+                # If the call has ended, the reader's report in the inbox explains how.
+                with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    await call.write(request)
+                if while_waiting is not None:
+                    w0 = time.monotonic_ns()
+                    while_waiting()
+                    spent = time.monotonic_ns() - w0
+                    if spent > UNCHARGED_WORK_NS:
+                        # The referee was slow (a stalled disk): the bot's clock stops meanwhile.
+                        credit = spent
+                        timer.reschedule(loop.time() + timeout_s - (time.monotonic_ns() - t0 - credit) / 1e9)
+                while True:
+                    kind, payload, t = await self._next()
+                    if kind != self._MESSAGE:
+                        # Explained outside the deadline: finding out why takes a moment.
+                        ended = (kind, payload)
+                        break
+                    assert isinstance(payload, bot_pb2.PlayResponse)
+                    answered = payload.decision_id
+                    if answered == decision_id:
+                        reply = payload
+                        break
+                    if answered in self._abandoned:
+                        self._abandoned.discard(answered)
+                        continue
+                    self._abandoned.add(decision_id)
+                    raise MalformedFault(f"answer carries decision_id {answered}, but decision {decision_id} was asked")
+        except TimeoutError:
+            self._abandoned.add(decision_id)
+            raise TimeoutFault(f"no answer within {timeout_s * 1000:.0f} ms (budget + time bank left + grace)") from None
+        if ended is not None:
+            raise await self._stream_fault(*ended)
+        latency = max(0, t - t0 - credit)
+        if latency > timeout_s * 1e9:  # arrived in time for the loop, but after the deadline
+            raise TimeoutFault(f"answered after {latency / 1e6:.0f} ms, past the {timeout_s * 1000:.0f} ms deadline")
+        try:
+            _, action = wire.answer_from_pb(reply)
+        except wire.WireError as e:
+            raise MalformedFault(f"malformed answer: {e}") from None
+        return Answer(action, latency)
+
+    async def finish(
+        self, request: bot_pb2.PlayRequest, timeout_s: float = FINISH_TIMEOUT_S, wait: bool = True
+    ) -> None:
+        """Send ``match_end``, half-close, and give the bot ``timeout_s`` to end the call.
+
+        With ``wait=False`` this returns once match end is sent; the bot's hanging up is
+        awaited in the background (the result is known, so the next match need not wait),
+        and the call is dropped if it has not ended after ``timeout_s``.
+        """
+        call = self._call
+        if call is None:
+            return
+        try:
+            if self.broken is None and not call.done():
+                async with asyncio.timeout(timeout_s):
+                    await call.write(request)
+                    await call.done_writing()
+                    if not wait:
+                        self._linger = asyncio.get_running_loop().call_later(timeout_s, self.abort)
+                        return
+                    if self._reader is not None:
+                        await asyncio.shield(self._reader)
+        except (TimeoutError, grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            pass  # a bot that will not hang up is hung up on
+        self.abort()
+
+    def abort(self) -> None:
+        """Drop the stream at once (cancels the call)."""
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
+        if self._call is not None and not self._call.done():
+            self._call.cancel()
+        if self._reader is not None and not self._reader.done():
+            self._reader.cancel()
+
+
+class BotHandle:
+    """A bot that is up, healthy and identified; reusable across matches (see module doc)."""
+
+    def __init__(
+        self,
+        spec: BotSpec,
+        channel: grpc.aio.Channel,
+        identity: wire.BotIdentity,
+        process: BotProcess | None,
+    ) -> None:
+        self.spec = spec
+        self.identity = identity
+        self.process = process
+        self._channel = channel
+        self._stub = bot_pb2_grpc.BotServiceStub(channel)
+        self._closed = False
+        # Open streams, so that closing the bot drops those still lingering after match end.
+        self._streams: weakref.WeakSet[SeatStream] = weakref.WeakSet()
+
+    @property
+    def label(self) -> str:
+        """The name shown to people: the ``NAME=`` prefix if given, else the bot's own name."""
+        return self.spec.label or self.identity.name
+
+    @property
+    def source(self) -> str:
+        """How the bot was named, as given."""
+        return self.spec.text
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of a bot the referee started."""
+        return self.process.pid if self.process is not None else None
+
+    def exit_code(self) -> int | None:
+        """The process's exit status if it has exited (None while running, or not ours)."""
+        return self.process.exit_code() if self.process is not None else None
+
+    @property
+    def alive(self) -> bool:
+        """False once the referee's bot process has exited or the handle is closed."""
+        return not self._closed and self.exit_code() is None
+
+    async def exit_note(self) -> str:
+        """``"; the bot process exited with code 1 (last output: ...)"`` once it has exited."""
+        if self.process is None:
+            return ""
+        # The stream often breaks a moment before the exit can be reaped.
+        for _ in range(10):
+            code = self.process.exit_code()
+            if code is not None:
+                await self.process.output_closed(0.2)
+                tail = _tail_line(self.process)
+                return f"; the bot process {describe_exit(code)}" + (f" (last output: {tail})" if tail else "")
+            await asyncio.sleep(0.02)
+        return ""
+
+    def open_seat(self) -> SeatStream:
+        """A new Play stream for one seat of one match (call :meth:`SeatStream.start`)."""
+        return SeatStream(self, self._stub)
+
+    async def close(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Close the channel and stop the process (and its group); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        # Streams whose match just ended may still be hanging up: let them, briefly, so that
+        # the bot gets its match end, then drop whatever is left.
+        hanging_up = [
+            s._reader for s in list(self._streams) if s._linger is not None and s._reader is not None and not s._reader.done()
+        ]
+        if hanging_up:
+            await asyncio.wait(hanging_up, timeout=FINISH_TIMEOUT_S)
+        for stream in list(self._streams):
+            stream.abort()
+        try:
+            await self._channel.close(grace=None)
+        finally:
+            if self.process is not None:
+                await self.process.stop(grace_s)
+
+    async def __aenter__(self) -> BotHandle:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _start_error(spec: BotSpec, process: BotProcess | None, what: str) -> BotStartError:
+    code = process.exit_code() if process is not None else None
+    tail = process.output_tail() if process is not None else ""
+    return BotStartError(f"bot {spec.text!r} {what}", exit_code=code, output=tail)
+
+
+async def _wait_serving(
+    spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float
+) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    stub = health_pb2_grpc.HealthStub(channel)
+    service_index = 0
+    last = "no answer"
+    while True:
+        if process is not None and (code := process.exit_code()) is not None:
+            await process.output_closed(0.5)
+            raise _start_error(spec, process, f"{describe_exit(code)} before it was ready")
+        left = deadline - loop.time()
+        if left <= 0:
+            raise _start_error(spec, process, f"did not report SERVING within {timeout_s:g} s ({last})")
+        try:
+            # Short attempts, so that a process that exits meanwhile is noticed quickly.
+            reply = await stub.Check(
+                health_pb2.HealthCheckRequest(service=HEALTH_SERVICES[service_index]),
+                timeout=min(left, 0.25),
+                wait_for_ready=True,
+            )
+        except grpc.aio.AioRpcError as e:
+            code_ = e.code()
+            if code_ == grpc.StatusCode.UNIMPLEMENTED:
+                raise _start_error(spec, process, "does not serve the gRPC health service (grpc.health.v1.Health)") from None
+            if code_ == grpc.StatusCode.NOT_FOUND and service_index + 1 < len(HEALTH_SERVICES):
+                service_index += 1
+                continue
+            last = f"last health check: {code_.name}"
+        else:
+            if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                return
+            last = f"health status {health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)}"
+            await asyncio.sleep(0.02)
+
+
+async def _identify(
+    spec: BotSpec, stub: bot_pb2_grpc.BotServiceAsyncStub, process: BotProcess | None, timeout_s: float
+) -> wire.BotIdentity:
+    try:
+        reply = await stub.GetIdentity(wire.identity_request(), timeout=timeout_s)
+    except grpc.aio.AioRpcError as e:
+        raise _start_error(spec, process, f"failed GetIdentity ({e.code().name}: {e.details()})") from None
+    try:
+        identity = wire.identity_from_pb(reply)
+    except wire.WireError as e:
+        raise BotIdentityError(f"bot {spec.text!r} gave an unusable identity: {e}") from None
+    for field in ("name", "version", "author"):
+        value: str = getattr(identity, field)
+        if len(value) > 200 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise BotIdentityError(
+                f"bot {spec.text!r} gave an unusable identity: {field} {value[:60]!r} is over 200 "
+                "characters or holds control characters"
+            )
+    if identity.protocol_version != wire.PROTOCOL_VERSION:
+        raise BotIdentityError(
+            f"bot {spec.text!r} ({identity.name}) speaks protocol version {identity.protocol_version}; "
+            f"this referee speaks version {wire.PROTOCOL_VERSION}"
+        )
+    return identity
+
+
+async def start_bot(
+    spec: BotSpec | str,
+    *,
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    launcher: Launcher | None = None,
+) -> BotHandle:
+    """Start (or reach) a bot, wait until its health service says SERVING, and identify it.
+
+    Raises :class:`BotSpecError` for a bad name and :class:`BotStartError` (with the process's
+    exit code and output tail) or :class:`BotIdentityError` if the bot cannot be used; in
+    every failure the process is stopped again.
+    """
+    if isinstance(spec, str):
+        spec = parse_bot_spec(spec)
+    process: BotProcess | None = None
+    if spec.launched:
+        process = await (launcher or LocalLauncher()).launch(spec)
+        address = process.address
+    else:
+        address = spec.address
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + startup_timeout_s
+    channel = grpc.aio.insecure_channel(address, options=list(CHANNEL_OPTIONS))
+    try:
+        await _wait_serving(spec, channel, process, startup_timeout_s)
+        identity = await _identify(
+            spec, bot_pb2_grpc.BotServiceStub(channel), process, max(1.0, deadline - loop.time())
+        )
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await channel.close(grace=None)
+        if process is not None:
+            await process.stop(0.2)
+        raise
+    return BotHandle(spec, channel, identity, process)
+
+
+async def start_bots(
+    specs: Sequence[BotSpec | str],
+    *,
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    launcher: Launcher | None = None,
+) -> list[BotHandle]:
+    """Start several bots at once; if any fails, stop the others and raise the first failure
+    (in the order given)."""
+    parsed = [parse_bot_spec(s) if isinstance(s, str) else s for s in specs]
+    results = await asyncio.gather(
+        *(start_bot(s, startup_timeout_s=startup_timeout_s, launcher=launcher) for s in parsed),
+        return_exceptions=True,
+    )
+    handles = [r for r in results if isinstance(r, BotHandle)]
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors:
+        await close_bots(handles)
+        raise errors[0]
+    return handles
+
+
+async def close_bots(handles: Sequence[BotHandle], grace_s: float = STOP_GRACE_S) -> None:
+    """Close several bots at once (errors of one do not keep the others running)."""
+    await asyncio.gather(*(h.close(grace_s) for h in handles), return_exceptions=True)

@@ -1,0 +1,259 @@
+"""Starting bot processes and making sure they are gone afterwards.
+
+A :class:`Launcher` turns a :class:`BotSpec` into a running process serving at an address.
+:class:`LocalLauncher`, the default, starts it on this machine; a distributed executor
+(DESIGN.md, "Growing past one machine") would provide another launcher whose processes run
+next to its workers and report their address the same way.
+
+Each local bot process:
+
+- is told its address in ``THIRTYONE_BOT_ADDRESS`` (default a Unix socket in a private
+  temporary directory, mode 0700, removed at the end);
+- runs in its own session and process group (``start_new_session``), so that stopping it
+  reaches its children and a Ctrl-C in the referee's terminal does not reach it;
+- writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
+  keeps in memory (a chatty bot can neither fill a disk nor block on a full pipe for long);
+- is registered with the :mod:`watchdog <referee.bots.watchdog>`, a small process that
+  kills the whole group if the referee dies without stopping it (even by SIGKILL).
+
+Why a watchdog rather than Linux's ``PR_SET_PDEATHSIG``: the death signal reaches only the
+direct child, not the bot's own children; it fires when the *thread* that started the bot
+exits, a trap for a runner with worker threads; it needs ``preexec_fn``, which forces a real
+``fork()`` of a threaded process (gRPC logs a warning on every one, and a lock held by another
+thread at that moment can deadlock the child); and it does not exist on macOS. The watchdog
+has none of these limits.
+
+Stopping sends SIGTERM to the group, waits a short grace, then SIGKILLs what is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from typing import Protocol
+
+from referee.bots import watchdog
+from referee.bots.spec import BotSpec
+from referee.faults import BotStartError
+
+#: The environment variable that tells a bot where to serve.
+ADDRESS_ENV = "THIRTYONE_BOT_ADDRESS"
+#: How much of a bot's latest output the referee keeps, in bytes.
+OUTPUT_TAIL_BYTES = 16 * 1024
+#: Default time a stopped bot gets between SIGTERM and SIGKILL, in seconds.
+STOP_GRACE_S = 1.0
+
+
+class BotProcess(Protocol):
+    """A bot process started by a :class:`Launcher`."""
+
+    #: The gRPC target the bot serves at.
+    address: str
+
+    @property
+    def pid(self) -> int | None:
+        """The process id, if the process is local."""
+        ...
+
+    def exit_code(self) -> int | None:
+        """The exit status if the process has exited (negative: killed by that signal)."""
+        ...
+
+    def output_tail(self, max_chars: int = 2000) -> str:
+        """The end of what the bot wrote to stdout and stderr."""
+        ...
+
+    async def output_closed(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` until all the bot's output has been read."""
+        ...
+
+    async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """End the process and everything it started; idempotent."""
+        ...
+
+
+class Launcher(Protocol):
+    """Starts bot processes: the executor seam for running bots elsewhere."""
+
+    async def launch(self, spec: BotSpec) -> BotProcess:
+        """Start the bot named by ``spec`` (a launched kind) and return its process."""
+        ...
+
+
+class _TailProtocol(asyncio.Protocol):
+    """Keeps the last bytes read from a pipe."""
+
+    def __init__(self, limit: int) -> None:
+        self.buffer = bytearray()
+        self.limit = limit
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buffer
+        buf += data
+        if len(buf) > 2 * self.limit:
+            # Trimming only past twice the limit keeps the copy cost amortised.
+            del buf[: len(buf) - self.limit]
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+def describe_exit(code: int) -> str:
+    """``exited with code 3`` or ``was killed by SIGKILL``."""
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class LocalBotProcess:
+    """A bot process on this machine (see the module doc)."""
+
+    def __init__(self, spec: BotSpec, proc: subprocess.Popen[bytes], tmpdir: str, address: str) -> None:
+        self.spec = spec
+        self.address = address
+        self._proc = proc
+        self._tmpdir = tmpdir
+        self._pgid = proc.pid  # start_new_session: the bot leads its own group
+        self._tail: _TailProtocol | None = None
+        self._transport: asyncio.ReadTransport | None = None
+        self._stopped = False
+
+    @property
+    def pid(self) -> int | None:
+        """The bot's process id (also its process group id)."""
+        return self._proc.pid
+
+    def exit_code(self) -> int | None:
+        """The exit status if the process has exited (negative: killed by that signal)."""
+        return self._proc.poll()
+
+    def output_tail(self, max_chars: int = 2000) -> str:
+        """The end of the bot's output, decoded leniently, cut at a line start when possible."""
+        if self._tail is None:
+            return ""
+        text = bytes(self._tail.buffer[-4 * max_chars :]).decode("utf-8", "replace")
+        if len(text) > max_chars:
+            text = text[-max_chars:]
+            cut = text.find("\n")
+            if 0 <= cut < len(text) - 1:
+                text = text[cut + 1 :]
+        return text
+
+    async def output_closed(self, timeout_s: float) -> None:
+        """Wait until the bot's output pipe is closed (all it wrote has been read)."""
+        if self._tail is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._tail.closed), timeout_s)
+
+    async def _attach_output(self) -> None:
+        assert self._proc.stdout is not None
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.connect_read_pipe(
+            lambda: _TailProtocol(OUTPUT_TAIL_BYTES), self._proc.stdout
+        )
+        self._transport = transport
+        self._tail = protocol
+
+    def _group_alive(self) -> bool:
+        try:
+            os.killpg(self._pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._pgid, sig)
+
+    async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """SIGTERM the bot's group, wait up to ``grace_s``, SIGKILL what is left; idempotent.
+
+        Also removes the private temporary directory (and with it the socket).
+        """
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            loop = asyncio.get_running_loop()
+            self._signal_group(signal.SIGTERM)
+            deadline = loop.time() + grace_s
+            # poll() reaps the leader once it exits; the group lives on while any member does.
+            while (self._proc.poll() is None or self._group_alive()) and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+            if self._proc.poll() is None or self._group_alive():
+                self._signal_group(signal.SIGKILL)
+                deadline = loop.time() + 5.0
+                while self._proc.poll() is None and loop.time() < deadline:
+                    await asyncio.sleep(0.01)
+        finally:
+            if self._proc.poll() is None:  # pragma: no cover - SIGKILL did not take in 5 s
+                self._proc.kill()
+                self._proc.wait()
+            watchdog.unwatch(self._pgid)
+            await self.output_closed(0.2)
+            if self._transport is not None:
+                self._transport.close()
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    def kill_now(self) -> None:
+        """SIGKILL the bot's group at once, without waiting (for emergencies and atexit)."""
+        if not self._stopped:
+            self._signal_group(signal.SIGKILL)
+
+
+class LocalLauncher:
+    """Starts bots as local processes, each serving on a Unix socket of its own."""
+
+    def __init__(self, *, tmp_root: str | None = None, extra_env: dict[str, str] | None = None) -> None:
+        self._tmp_root = tmp_root
+        self._extra_env = dict(extra_env or {})
+
+    async def launch(self, spec: BotSpec) -> LocalBotProcess:
+        """Start ``spec``'s command with its address in the environment."""
+        if not spec.launched:
+            raise ValueError(f"bot {spec.text!r} is an address; there is nothing to launch")
+        tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir=self._tmp_root)
+        sock = os.path.join(tmpdir, "bot.sock")
+        if len(sock.encode()) > 100:  # sockaddr_un holds 108 bytes; leave room
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir="/tmp")
+            sock = os.path.join(tmpdir, "bot.sock")
+        address = f"unix://{sock}"
+        env = {**os.environ, **self._extra_env, ADDRESS_ENV: address}
+        try:
+            proc = subprocess.Popen(
+                list(spec.argv),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=spec.cwd,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as e:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise BotStartError(f"bot {spec.text!r}: cannot run {spec.argv[0]!r}: {e.strerror or e}") from None
+        watchdog.watch(proc.pid)
+        bot = LocalBotProcess(spec, proc, tmpdir, address)
+        try:
+            await bot._attach_output()
+        except BaseException:
+            await bot.stop(0)
+            raise
+        return bot

@@ -1,0 +1,9 @@
+"""Imports every command module so that each registers its commands on the app."""
+
+from __future__ import annotations
+
+from referee.cli import (
+    bot,  # noqa: F401  (thirtyone bot ...)
+    match,  # noqa: F401  (thirtyone match)
+    tournament,  # noqa: F401  (thirtyone tournament, submit, bots, withdraw, standings, demo)
+)

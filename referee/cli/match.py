@@ -1,0 +1,268 @@
+"""``thirtyone match``: play one match between bots and print what happened."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from referee.bots import BotSpec, parse_bot_spec
+from referee.cli.app import app
+from referee.cli.console import err, fail, out
+from referee.cli.options import load_rules
+from referee.faults import BotError
+from referee.game import MAX_PLAYERS, MIN_PLAYERS, RoundEnd, RoundResult, RulesError
+from referee.match import (
+    DEFAULT_MAX_STRIKES,
+    MatchConfig,
+    MatchOutcome,
+    new_match_id,
+    new_seed,
+    run_match_async,
+)
+from referee.timecontrol import TimeControl
+
+_MAX_SEED = 2**64 - 1
+_DEFAULT_TC = TimeControl()
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    # console.fail always exits; this tells the type checker so.
+    fail(message, code)
+    raise typer.Exit(code)  # pragma: no cover
+
+
+def _log_path(log: Path | None, match_id: str) -> Path:
+    """The log file: ``--log`` (a directory gets the default name), else the current
+    directory, else the temporary directory if the current one is not writable."""
+    name = f"thirtyone-match-{match_id}.jsonl"
+    if log is None:
+        here = Path.cwd()
+        return here / name if os.access(here, os.W_OK) else Path(tempfile.gettempdir()) / name
+    if log.is_dir() or str(log).endswith(os.sep):
+        return log / name
+    return log
+
+
+def _check_writable(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        _fail(f"cannot write the match log {path}: {e.strerror or e}")
+
+
+@app.command("match")
+def match_command(
+    bots: Annotated[
+        list[str],
+        typer.Argument(
+            help="2 to 9 bots, one per seat: a sample bot's name (greedy), a Python file (./my_bot.py), "
+            'a command ("node bot.js"), or a running bot\'s address (grpc://host:port, unix:///path); '
+            "optionally NAME=... to name it.",
+            show_default=False,
+        ),
+    ],
+    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
+    rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
+    rules_file: Annotated[Path | None, typer.Option("--rules-file", help="Rules from a TOML file ([rules] table).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Match seed (default: random, printed).")] = None,
+    log: Annotated[Path | None, typer.Option(help="Where to write the match log (default: ./thirtyone-match-ID.jsonl).")] = None,
+    budget_ms: Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms.")] = _DEFAULT_TC.budget_ms,
+    bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank per seat for the match, ms.")] = _DEFAULT_TC.bank_ms,
+    grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport delays, ms.")] = _DEFAULT_TC.grace_ms,
+    fault_policy: Annotated[str, typer.Option("--fault-policy", help="lenient or strict.")] = "lenient",
+    max_strikes: Annotated[int, typer.Option("--max-strikes", help="Faults that forfeit a seat (lenient).")] = DEFAULT_MAX_STRIKES,
+    startup_timeout: Annotated[float, typer.Option("--startup-timeout", help="Seconds a bot gets to start.")] = 10.0,
+    match_id: Annotated[str | None, typer.Option("--match-id", help="Identifier of the match (default: time-based).")] = None,
+) -> None:
+    """Play one match between bots and print the rounds, placings, faults and timings."""
+    if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
+        _fail(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} bots, got {len(bots)}")
+    specs: list[BotSpec] = []
+    for text in bots:
+        try:
+            specs.append(parse_bot_spec(text))
+        except BotError as e:
+            _fail(str(e))
+    try:
+        rules = load_rules(preset, rule or [], rules_file)
+    except RulesError as e:
+        _fail(str(e))
+    try:
+        tc = TimeControl(budget_ms, bank_ms, grace_ms)
+        config = MatchConfig(rules, tc, fault_policy, max_strikes)  # type: ignore[arg-type]  # checked inside
+    except ValueError as e:
+        _fail(str(e))
+    if seed is not None and not 0 <= seed <= _MAX_SEED:
+        _fail(f"--seed must be a whole number from 0 to 2**64-1, got {seed}")
+    if startup_timeout <= 0:
+        _fail(f"--startup-timeout must be positive, got {startup_timeout:g}")
+    the_seed = new_seed() if seed is None else seed
+    the_id = match_id or new_match_id()
+    path = _log_path(log, the_id)
+    _check_writable(path)
+
+    err.print(
+        f"match [bold]{the_id}[/]: seed {the_seed}, {rules.describe()}, {tc.describe()}, "
+        f"faults {config.fault_policy}" + (f" ({config.max_strikes} strikes)" if config.fault_policy == "lenient" else ""),
+        highlight=False,
+    )
+    err.print(f"log: {path}", highlight=False)
+    status = err.status("starting bots...")
+
+    def on_round(r: RoundResult) -> None:
+        status.update(f"round {r.round_no} done; playing...")
+
+    with status, asyncio.Runner() as runner:
+        try:
+            outcome = runner.run(
+                run_match_async(
+                    specs,
+                    seed=the_seed,
+                    config=config,
+                    log_path=path,
+                    match_id=the_id,
+                    on_round=on_round,
+                    startup_timeout_s=startup_timeout,
+                    handle_sigterm=True,
+                )
+            )
+        except BotError as e:
+            _fail(str(e), code=1)
+        except OSError as e:
+            _fail(f"the match stopped: cannot write the log {path}: {e.strerror or e}", code=1)
+        except KeyboardInterrupt:
+            err.print(f"interrupted; the log up to now is in {path}", highlight=False)
+            raise typer.Exit(130) from None
+        except asyncio.CancelledError:
+            err.print(f"terminated; the log up to now is in {path}", highlight=False)
+            raise typer.Exit(143) from None
+    out.print(render_outcome(outcome))
+    err.print(f"replay this match: --seed {the_seed}; log: {path}", highlight=False)
+
+
+# ---------------------------------------------------------------- the summary
+
+
+def _fmt_value(v: float) -> str:
+    return f"{v:g}"
+
+
+def _round_story(r: RoundResult) -> tuple[Text, Text]:
+    """How a round ended, and who lost lives and why."""
+    ended = Text()
+    if r.end is RoundEnd.NATURAL_31 or r.end is RoundEnd.BLITZ:
+        how = "dealt 31" if r.end is RoundEnd.NATURAL_31 else "blitzed 31"
+        ended.append(", ".join(f"#{s}" for s in r.thirty_one) + f" {how}")
+    elif r.end is RoundEnd.ABANDONED:
+        ended.append("abandoned: one seat left")
+    else:
+        if r.knocker is not None:
+            ended.append(f"#{r.knocker} knocked")
+        elif r.end is RoundEnd.EMPTY_STOCK:
+            ended.append("pass on an empty stock")
+        if r.end is RoundEnd.MAX_TURNS:
+            ended.append((", " if ended else "") + f"turn limit ({r.turns})")
+        values = " ".join(f"#{s}:{_fmt_value(v)}" for s, v in sorted(r.values.items()))
+        ended.append(f"; {values}", style="dim")
+    lost = Text()
+    for s, n in sorted(r.lives_lost.items()):
+        if lost:
+            lost.append(", ")
+        why = ""
+        if r.showdown:
+            why = f" (knocker, {_fmt_value(r.values[s])})" if s == r.knocker else f" ({_fmt_value(r.values[s])})"
+        lost.append(f"#{s} -{n}{why}")
+    if r.eliminated:
+        lost.append("; out: " + ", ".join(f"#{s}" for s in r.eliminated), style="bold red")
+    if r.sudden_death:
+        lost.append("; sudden death: all stay in at 0", style="yellow")
+    return ended, lost
+
+
+def render_outcome(outcome: MatchOutcome) -> RenderableType:
+    """The match summary: seats, rounds, placings, faults, decisions and time per bot."""
+    parts: list[RenderableType] = []
+
+    seats = Table(title="Seats", title_justify="left", show_edge=False)
+    seats.add_column("seat", justify="right")
+    for col in ("bot", "version", "author"):
+        seats.add_column(col)
+    seats.add_column("source", overflow="fold")
+    for s in outcome.seats:
+        seats.add_row(f"#{s.seat}", Text(s.label), Text(s.identity.version), Text(s.identity.author), Text(s.source))
+    parts.append(seats)
+
+    rounds = Table(title="Rounds", title_justify="left", show_edge=False)
+    rounds.add_column("#", justify="right")
+    rounds.add_column("dealer", justify="right")
+    rounds.add_column("ended")
+    rounds.add_column("lives lost")
+    rounds.add_column("tokens after")
+    for r in outcome.rounds:
+        ended, lost = _round_story(r)
+        rounds.add_row(str(r.round_no), f"#{r.dealer}", ended, lost, " ".join(map(str, r.tokens_after)))
+    parts.append(rounds)
+
+    if outcome.faults:
+        faults = Table(title="Faults", title_justify="left", show_edge=False)
+        for col in ("round.turn", "seat", "fault", "strike"):
+            faults.add_column(col, justify="right" if col != "fault" else "left")
+        faults.add_column("what happened", ratio=1)
+        faults.add_column("referee played")
+        for f in outcome.faults:
+            played = str(f.default_action) if f.default_action is not None else ("forfeit" if f.forfeited else "")
+            faults.add_row(
+                f"{f.round_no}.{f.turn}",
+                f"#{f.seat}",
+                Text(f.kind.upper(), style="red"),
+                str(f.strike),
+                Text(f.message),
+                Text(played, style="bold red" if f.forfeited else ""),
+            )
+        parts.append(faults)
+
+    places = Table(title="Placings", title_justify="left", show_edge=False)
+    places.add_column("place", justify="right")
+    places.add_column("seat", justify="right")
+    places.add_column("bot")
+    for col in ("decisions", "mean ms", "max ms", "bank left", "faults"):
+        places.add_column(col, justify="right")
+    places.add_column("")
+    for s in sorted(outcome.seats, key=lambda s: (s.placing, s.seat)):
+        st = s.stats
+        note = "winner" if outcome.winner == s.seat else ("forfeited" if s.forfeited else "")
+        places.add_row(
+            str(s.placing),
+            f"#{s.seat}",
+            Text(s.label),
+            str(st.decisions),
+            f"{st.mean_latency_us / 1000:.2f}",
+            f"{st.max_latency_us / 1000:.2f}",
+            f"{s.bank_left_ms / 1000:.1f} s",
+            str(st.faults),
+            Text(note, style="bold green" if note == "winner" else "red"),
+        )
+    parts.append(places)
+
+    if outcome.winner is not None:
+        verdict = Text.assemble("Winner: ", (f"#{outcome.winner} {outcome.seats[outcome.winner].label}", "bold green"))
+    elif outcome.reason == "max_rounds":
+        verdict = Text(f"No winner: the round limit ({outcome.rules.max_rounds}) was reached")
+    else:
+        verdict = Text("No winner: the match was aborted")
+    verdict.append(
+        f" · {len(outcome.rounds)} rounds · {outcome.decisions} decisions in {outcome.duration_s:.2f} s"
+        f" · seed {outcome.seed}"
+    )
+    parts.append(verdict)
+    return Group(*parts)

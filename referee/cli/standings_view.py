@@ -1,0 +1,111 @@
+"""Rendering standings as a rich table, JSON or CSV (CLI layer only)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from referee.tournament.settings import TournamentSettings
+from referee.tournament.standings import FAULT_KINDS, Standings
+
+
+def standings_rows(st: Standings) -> list[dict[str, Any]]:
+    """One plain dict per bot, in table order (for JSON and CSV)."""
+    rows = []
+    for rank, b in enumerate(st.bots, 1):
+        rows.append(
+            {
+                "rank": rank,
+                "bot": b.name,
+                "rating_mu": round(b.mu, 3),
+                "rating_sigma": round(b.sigma, 3),
+                "rating_ordinal": round(b.ordinal, 3),
+                "matches": b.matches,
+                "wins": b.wins,
+                "win_rate": round(b.win_rate, 4),
+                "win_rate_low95": round(b.win_low, 4),
+                "win_rate_high95": round(b.win_high, 4),
+                "mean_placing": round(b.mean_placing, 3),
+                "lives_lost_per_round": round(b.lives_per_round, 4),
+                "rounds": b.rounds,
+                "forfeits": b.forfeits,
+                **{f"faults_{k.lower()}": b.faults.get(k, 0) for k in FAULT_KINDS},
+            }
+        )
+    return rows
+
+
+def standings_json(st: Standings, settings: TournamentSettings) -> str:
+    """Standings and head-to-head as JSON."""
+    h2h = [
+        {"bot": a, "opponent": b, "matches": h.matches, "better": h.better, "equal": h.equal, "worse": h.worse,
+         "score": round(h.score, 4)}
+        for (a, b), h in sorted(st.head_to_head.items())
+    ]
+    return json.dumps(
+        {"settings": settings.to_dict(), "matches": st.matches, "standings": standings_rows(st), "head_to_head": h2h},
+        indent=2,
+    )
+
+
+def standings_csv(st: Standings) -> str:
+    """The standings table as CSV."""
+    rows = standings_rows(st)
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return buf.getvalue()
+
+
+def standings_table(st: Standings, settings: TournamentSettings, title: str = "Standings") -> Group:
+    """The rich standings table plus the head-to-head matrix."""
+    t = Table(
+        title=title,
+        caption=settings.describe() + "\nμ±σ: openskill rating · n: matches · place: mean placing · "
+        "lives/rd: lives lost per round · T/C/I/M: timeouts/crashes/illegal/malformed",
+        caption_justify="left",
+    )
+    t.add_column("#", justify="right")
+    t.add_column("bot", style="bold", no_wrap=True)
+    t.add_column("μ±σ", justify="right", no_wrap=True)
+    t.add_column("n", justify="right")
+    t.add_column("win (95% CI)", justify="right", no_wrap=True)
+    t.add_column("place", justify="right")
+    t.add_column("lives/rd", justify="right")
+    t.add_column("T/C/I/M", justify="right", no_wrap=True)
+    for rank, b in enumerate(st.bots, 1):
+        faults = "/".join(str(b.faults.get(k, 0)) for k in FAULT_KINDS)
+        fault_style = "red" if any(b.faults.values()) else "dim"
+        t.add_row(
+            str(rank),
+            b.name,
+            f"{b.mu:.1f}±{b.sigma:.1f}",
+            str(b.matches),
+            f"{b.win_rate:.0%} ({b.win_low:.0%}–{b.win_high:.0%})" if b.matches else "–",
+            f"{b.mean_placing:.2f}" if b.matches else "–",
+            f"{b.lives_per_round:.3f}" if b.rounds else "–",
+            Text(faults + (f" {b.forfeits} out" if b.forfeits else ""), style=fault_style),
+        )
+    names = [b.name for b in st.bots]
+    h = Table(title="Head to head: how often the row's bot placed above the column's (ties ½)")
+    h.add_column("")
+    for n in names:
+        h.add_column(n, justify="right")
+    for row in names:
+        cells = []
+        for col in names:
+            hh = st.head_to_head.get((row, col))
+            if row == col or hh is None or hh.matches == 0:
+                cells.append("·")
+            else:
+                cells.append(f"{hh.score:.0%} ({hh.matches})")
+        h.add_row(row, *cells)
+    return Group(t, h)

@@ -1,0 +1,293 @@
+"""Tournament commands: ``tournament new|run``, ``submit``, ``bots``, ``withdraw``,
+``standings`` and ``demo``."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from referee.cli.app import app
+from referee.cli.console import err, fail, out
+from referee.cli.standings_view import standings_csv, standings_json, standings_table
+from referee.faults import BotError
+from referee.game import RulesError, parse_overrides
+from referee.timecontrol import TimeControl
+from referee.tournament.runner import RunReport, TaskResult, run_pending
+from referee.tournament.settings import SettingsError, TournamentSettings
+from referee.tournament.standings import FAULT_KINDS, compute_standings
+from referee.tournament.store import StoreError, TournamentStore
+from referee.tournament.submit import SubmissionError, submit
+
+tournament_app = typer.Typer(help="Create and run tournaments (a tournament is a folder).", no_args_is_help=True)
+app.add_typer(tournament_app, name="tournament")
+
+_TC = TimeControl()
+DirArg = Annotated[Path, typer.Argument(help="The tournament's folder.", show_default=False)]
+
+
+def _open(folder: Path) -> TournamentStore:
+    try:
+        return TournamentStore.open(folder)
+    except StoreError as e:
+        fail(str(e))
+
+
+@tournament_app.command("new")
+def new_command(
+    folder: DirArg,
+    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
+    rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Settings from a TOML file: [tournament], [rules], [time_control]."),
+    ] = None,
+    table_size: Annotated[int | None, typer.Option("--table-size", "-k", help="Seats per table (2-9).")] = None,
+    games: Annotated[int | None, typer.Option("--games", "-n", help="Deals per table; each is played in every seat rotation.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Tournament seed (default: random).")] = None,
+    budget_ms: Annotated[int | None, typer.Option("--budget-ms", help=f"Time per decision, ms [default: {_TC.budget_ms}].")] = None,
+    bank_ms: Annotated[int | None, typer.Option("--bank-ms", help=f"Time bank per seat and match, ms [default: {_TC.bank_ms}].")] = None,
+    grace_ms: Annotated[int | None, typer.Option("--grace-ms", help=f"Allowance for transport, ms [default: {_TC.grace_ms}].")] = None,
+    fault_policy: Annotated[str | None, typer.Option("--fault-policy", help="lenient (default) or strict.")] = None,
+    max_strikes: Annotated[int | None, typer.Option("--max-strikes", help="Faults that forfeit a seat under lenient [default: 3].")] = None,
+) -> None:
+    """Create a tournament in a new folder. Options override the --config file."""
+    data: dict[str, Any] = {}
+    if config is not None:
+        try:
+            data = tomllib.loads(config.read_text(encoding="utf-8"))
+        except OSError as e:
+            fail(f"cannot read {config}: {e.strerror or e}")
+        except tomllib.TOMLDecodeError as e:
+            fail(f"{config} is not valid TOML: {e}")
+    try:
+        rules = dict(data.get("rules", {}))
+        if preset is not None:
+            rules["preset"] = preset
+        rules.update(parse_overrides(rule or []))
+        data["rules"] = rules
+        tc = dict(data.get("time_control", {}))
+        for key, value in (("budget_ms", budget_ms), ("bank_ms", bank_ms), ("grace_ms", grace_ms)):
+            if value is not None:
+                tc[key] = value
+        data["time_control"] = tc
+        tour = dict(data.get("tournament", {}))
+        for key, v in (
+            ("table_size", table_size),
+            ("games", games),
+            ("seed", seed),
+            ("fault_policy", fault_policy),
+            ("max_strikes", max_strikes),
+        ):
+            if v is not None:
+                tour[key] = v
+        data["tournament"] = tour
+        settings = TournamentSettings.from_dict(data)
+        store = TournamentStore.create(folder, settings)
+    except (SettingsError, RulesError, StoreError) as e:
+        fail(str(e))
+    store.close()
+    out.print(f"created tournament [bold]{folder}[/]")
+    out.print(settings.describe(), highlight=False)
+    out.print(f"next: thirtyone submit {folder} BOT   (then: thirtyone tournament run {folder})", highlight=False)
+
+
+@app.command("submit")
+def submit_command(
+    folder: DirArg,
+    bot: Annotated[
+        str,
+        typer.Argument(
+            help="A sample bot's name, a Python file (copied in), a command, or a running bot's address.",
+            show_default=False,
+        ),
+    ],
+    name: Annotated[str | None, typer.Option(help="Name in the tournament (default: the bot's own name).")] = None,
+) -> None:
+    """Submit a bot: it must pass a short match against the random bot first."""
+    store = _open(folder)
+    with store:
+        err.print(f"validating {bot!r} with a short match against the random bot…", highlight=False)
+        try:
+            entry = submit(store, bot, name)
+        except (SubmissionError, StoreError, SettingsError, BotError) as e:
+            fail(str(e))
+        except OSError as e:
+            fail(f"cannot copy the bot into the tournament: {e}")
+    extra = f" (copied, sha256 {entry.sha256[:12]}…)" if entry.sha256 else ""
+    out.print(
+        f"submitted [bold]{entry.name}[/]: {entry.bot_name} {entry.bot_version}"
+        + (f" by {entry.author}" if entry.author else "")
+        + extra,
+        highlight=False,
+    )
+
+
+@app.command("bots")
+def bots_command(folder: DirArg) -> None:
+    """List the tournament's bots."""
+    with _open(folder) as store:
+        t = Table(title=f"Bots in {folder}")
+        for col in ("name", "bot", "version", "author", "kind", "runs as", "matches"):
+            t.add_column(col)
+        for b in store.bots():
+            t.add_row(b.name, b.bot_name, b.bot_version, b.author, b.kind, b.spec, str(store.matches_of(b.name)))
+        out.print(t)
+
+
+@app.command("withdraw")
+def withdraw_command(folder: DirArg, name: Annotated[str, typer.Argument(help="The bot's name in the tournament.")]) -> None:
+    """Take a bot out of the tournament before it has played."""
+    with _open(folder) as store:
+        try:
+            entry = store.remove_bot(name)
+        except StoreError as e:
+            fail(str(e))
+        if entry.kind == "file":
+            import shutil
+
+            shutil.rmtree(store.folder / "bots" / entry.name, ignore_errors=True)
+    out.print(f"withdrew [bold]{name}[/]")
+
+
+def _run(store: TournamentStore, jobs: int, quiet: bool = False) -> RunReport:
+    faults = dict.fromkeys(FAULT_KINDS, 0)
+    failed = 0
+    progress = Progress(
+        TextColumn("[bold]matches"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        disable=quiet,
+        transient=False,
+    )
+    task_id = progress.add_task("", total=None)
+
+    def fault_text() -> str:
+        shown = " ".join(f"{k.lower()} {v}" for k, v in faults.items() if v)
+        return f"faults: {shown or 'none'}" + (f" · [red]{failed} not played[/]" if failed else "")
+
+    def on_start(pending: int, total: int) -> None:
+        progress.update(task_id, total=total, completed=total - pending, description=fault_text())
+
+    def on_result(r: TaskResult) -> None:
+        nonlocal failed
+        if r.ok:
+            for seat in r.result.get("seats", []):
+                for k, n in seat.get("faults", {}).items():
+                    faults[k] = faults.get(k, 0) + n
+            progress.advance(task_id)
+        else:
+            failed += 1
+            err.print(f"[red]match {r.key} not played:[/] {r.error}", highlight=False)
+        progress.update(task_id, description=fault_text())
+
+    with progress:
+        return run_pending(store, jobs, on_start=on_start, on_result=on_result)
+
+
+def _report(report: RunReport, jobs: int) -> None:
+    if report.played:
+        startup_share = report.startup_s / report.match_s if report.match_s else 0.0
+        err.print(
+            f"played {report.played} match(es) in {report.seconds:.1f} s with -j {jobs} "
+            f"({report.played / report.seconds:.2f} matches/s; bot start-up {startup_share:.0%} of match time)",
+            highlight=False,
+        )
+    elif not report.failed:
+        err.print(f"nothing to play: all {report.total} scheduled matches are done", highlight=False)
+
+
+@tournament_app.command("run")
+def run_command(
+    folder: DirArg,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = 1,
+) -> None:
+    """Play every pending match (resumes where a stopped run left off)."""
+    if jobs < 1:
+        fail(f"--jobs must be at least 1, got {jobs}")
+    with _open(folder) as store:
+        if len(store.bots()) < store.settings.table_size:
+            fail(
+                f"the tournament has {len(store.bots())} bot(s) but tables of {store.settings.table_size}; "
+                f"submit more with 'thirtyone submit {folder} BOT'"
+            )
+        try:
+            report = _run(store, jobs)
+        except KeyboardInterrupt:
+            err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
+            raise typer.Exit(130) from None
+        _report(report, jobs)
+        if report.failed:
+            fail(f"{len(report.failed)} match(es) could not be played; fix the bot and run again", 1)
+
+
+@app.command("standings")
+def standings_command(
+    folder: DirArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
+) -> None:
+    """Print the standings: ratings with uncertainty, win rates with 95% intervals, faults."""
+    if as_json and as_csv:
+        fail("choose one of --json and --csv")
+    with _open(folder) as store:
+        try:
+            st = compute_standings(store.matches(), [b.name for b in store.bots()])
+        except StoreError as e:
+            fail(str(e))
+        settings = store.settings
+    if as_json:
+        typer.echo(standings_json(st, settings))
+    elif as_csv:
+        typer.echo(standings_csv(st), nl=False)
+    else:
+        out.print(standings_table(st, settings, title=f"Standings of {folder} ({st.matches} matches)"))
+
+
+DEMO_BOTS = ("random", "greedy", "threshold")
+
+
+@app.command("demo")
+def demo_command(
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = min(2, os.cpu_count() or 1),
+    games: Annotated[int, typer.Option("--games", "-n", help="Deals per table.")] = 10,
+    folder: Annotated[Path | None, typer.Option("--dir", help="Where to keep the tournament (default: a new temp folder).")] = None,
+) -> None:
+    """Run a small tournament of the sample bots and print the standings."""
+    started = time.monotonic()
+    where = folder or Path(tempfile.mkdtemp(prefix="thirtyone-demo-"))
+    settings = TournamentSettings(table_size=3, games=games, seed=2026)
+    try:
+        store = TournamentStore.create(where, settings)
+    except (StoreError, SettingsError) as e:
+        fail(str(e))
+    with store:
+        out.print(f"[bold]demo tournament[/] in {where}: {', '.join(DEMO_BOTS)}", highlight=False)
+        out.print(settings.describe(), highlight=False)
+        for name in DEMO_BOTS:
+            try:
+                submit(store, name)
+            except (SubmissionError, StoreError, BotError) as e:
+                fail(f"sample bot {name} was refused: {e}", 1)
+        report = _run(store, jobs)
+        _report(report, jobs)
+        st = compute_standings(store.matches(), [b.name for b in store.bots()])
+        out.print(standings_table(st, settings, title=f"Demo standings ({st.matches} matches)"))
+    out.print(
+        f"done in {time.monotonic() - started:.0f} s. Replay a match: "
+        f"thirtyone replay {where} {sorted(p.stem for p in (where / 'logs').glob('*.jsonl'))[0] if report.played else 'MATCH'}\n"
+        f"standings again: thirtyone standings {where}",
+        highlight=False,
+    )

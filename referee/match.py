@@ -1,0 +1,602 @@
+"""Plays one match between bots: time control, the fault policy, the log, the result.
+
+The referee is the authority. It holds the game model (:class:`~referee.game.Match`, seeded),
+asks the seat to move for each decision over that seat's Play stream with a deadline,
+validates the answer once (``why_illegal``) and applies it on the fast path
+(``apply_unchecked``). A bot that is late, crashes, answers garbage or plays an illegal
+action commits a fault (:mod:`referee.faults`); the fault policy decides what follows, and
+the match always goes on for the others.
+
+Time control (:class:`~referee.timecontrol.TimeControl`): every request carries the
+decision's budget and the seat's bank left. The referee times each decision on a monotonic
+clock from just before it writes the request to the answer's arrival; time beyond the
+budget is taken from the bank; a decision still unanswered after budget + bank left + grace
+is a TIMEOUT, and the bank is then empty.
+
+Fault policy ``lenient`` (default): the referee records the fault, plays a safe default
+action for that decision (:func:`default_action`) and counts a strike; the seat forfeits at
+its ``max_strikes``-th fault, or at once on a fatal fault (a CRASH, or a message so large
+that gRPC closed the stream). ``strict``: the first fault forfeits. A forfeited seat leaves
+the match at once (its hand is dead) and is placed below every seat still in.
+
+Entry points: :func:`play_match` plays with bots already started (a tournament reuses them
+across matches); :func:`run_match_async` / :func:`run_match` start the bots, play, and
+stop them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from thirtyone.v1 import bot_pb2, log_pb2
+
+from referee import __version__, wire
+from referee.bots import Answer, BotSpec, Launcher, close_bots, start_bots
+from referee.bots.client import FINISH_TIMEOUT_S, STARTUP_TIMEOUT_S
+from referee.faults import BotFault, IllegalFault, TimeoutFault
+from referee.game import (
+    DISCARDS,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCK,
+    Action,
+    ActionRecord,
+    DealRecord,
+    ForfeitRecord,
+    Match,
+    MatchEnd,
+    Phase,
+    Record,
+    RestockRecord,
+    RoundResult,
+    Rules,
+)
+from referee.log import SCHEMA_VERSION, LogWriter
+from referee.timecontrol import TimeControl
+
+#: Faults after which a seat forfeits under the lenient policy.
+DEFAULT_MAX_STRIKES = 3
+#: Time bots get to end their streams when a match is aborted, in seconds.
+ABORT_FINISH_TIMEOUT_S = 0.5
+
+
+class SeatConnection(Protocol):
+    """One seat's line to its bot for one match (:class:`referee.bots.SeatStream`)."""
+
+    async def start(self, request: bot_pb2.PlayRequest) -> None:
+        """Open the line and send ``match_start``."""
+        ...
+
+    async def decide(
+        self,
+        request: bot_pb2.PlayRequest,
+        decision_id: int,
+        timeout_s: float,
+        while_waiting: Callable[[], None] | None = None,
+    ) -> Answer:
+        """Ask one decision, running ``while_waiting`` once the request is out; raise a
+        :class:`~referee.faults.BotFault` if no usable answer comes in time."""
+        ...
+
+    async def finish(self, request: bot_pb2.PlayRequest, timeout_s: float = ..., wait: bool = ...) -> None:
+        """Send ``match_end`` and close the line (``wait=False``: without waiting for the bot
+        to hang up)."""
+        ...
+
+    def abort(self) -> None:
+        """Drop the line at once."""
+        ...
+
+
+class Player(Protocol):
+    """A bot that can take seats (:class:`referee.bots.BotHandle`)."""
+
+    @property
+    def label(self) -> str:
+        """The name shown to people."""
+        ...
+
+    @property
+    def source(self) -> str:
+        """How the bot was named to the referee."""
+        ...
+
+    @property
+    def identity(self) -> wire.BotIdentity:
+        """What the bot says it is."""
+        ...
+
+    def open_seat(self) -> SeatConnection:
+        """A new line for one seat of one match."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    """How matches are played, apart from who plays and the seed: one per tournament."""
+
+    rules: Rules = field(default_factory=Rules)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: wire.FaultPolicyName = "lenient"
+    #: Faults after which a seat forfeits under ``lenient`` (``strict`` always uses 1).
+    max_strikes: int = DEFAULT_MAX_STRIKES
+
+    def __post_init__(self) -> None:
+        if self.fault_policy not in ("lenient", "strict"):
+            raise ValueError(f"fault policy must be 'lenient' or 'strict', got {self.fault_policy!r}")
+        if isinstance(self.max_strikes, bool) or not isinstance(self.max_strikes, int) or self.max_strikes < 1:
+            raise ValueError(f"max strikes must be a whole number of at least 1, got {self.max_strikes!r}")
+
+    @property
+    def effective_max_strikes(self) -> int:
+        """The strikes that forfeit a seat under this policy (1 under ``strict``)."""
+        return 1 if self.fault_policy == "strict" else self.max_strikes
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOutcome:
+    """How one seat fared."""
+
+    seat: int
+    label: str
+    identity: wire.BotIdentity
+    source: str
+    placing: int
+    forfeited: bool
+    faults: tuple[wire.FaultInfo, ...]
+    stats: wire.SeatStats
+    bank_left_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    """The result of one match, with everything a summary or a tournament needs."""
+
+    match_id: str
+    seed: int
+    rules: Rules
+    time_control: TimeControl
+    fault_policy: wire.FaultPolicyName
+    max_strikes: int
+    #: Per seat: 1 is best, shared placings ranked 1, 2, 2, 4.
+    placings: tuple[int, ...]
+    winner: int | None
+    reason: wire.MatchEndReasonName
+    rounds: tuple[RoundResult, ...]
+    seats: tuple[SeatOutcome, ...]
+    #: Every fault, in the order they happened.
+    faults: tuple[wire.FaultInfo, ...]
+    log_path: Path | None
+    duration_s: float
+
+    @property
+    def players(self) -> int:
+        """Number of seats."""
+        return len(self.seats)
+
+    @property
+    def decisions(self) -> int:
+        """Decisions asked of all seats."""
+        return sum(s.stats.decisions for s in self.seats)
+
+
+def new_seed() -> int:
+    """A fresh random match seed (63 bits, so it prints and pastes easily)."""
+    return secrets.randbits(63)
+
+
+def new_match_id() -> str:
+    """A match id that sorts by time: ``20250101-120000-3f9a2c``."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def default_action(m: Match) -> Action:
+    """The safe legal action the referee plays for a faulty seat (never a knock).
+
+    At the start of a turn: draw from the stock if legal, else take the discard (else, under
+    ``empty_stock=showdown``, pass). After drawing: discard the card just drawn if legal (the
+    hand is then as before the turn), else the lowest-valued legal card (ties: lowest rank,
+    then suit order c d h s).
+    """
+    legal = m.legal_actions()
+    if m.phase is Phase.TURN_START:
+        for a in (DRAW_STOCK, DRAW_DISCARD):
+            if a in legal:
+                return a
+        return next(a for a in legal if a is not KNOCK)
+    if m.drawn is not None and DISCARDS[m.drawn] in legal:
+        return DISCARDS[m.drawn]
+
+    def key(a: Action) -> tuple[int, int]:
+        assert a.card is not None
+        return a.card.value, int(a.card)
+
+    return min(legal, key=key)
+
+
+_END_NAMES: dict[MatchEnd, wire.MatchEndReasonName] = {
+    MatchEnd.LAST_PLAYER: "last_player",
+    MatchEnd.MAX_ROUNDS: "max_rounds",
+}
+
+
+class _LazyLines:
+    """The log lines of one step's model records, converted only when written."""
+
+    __slots__ = ("by_referee", "decision_id", "latency_us", "records", "turn")
+
+    def __init__(self, records: Sequence[Record], decision_id: int, latency_us: int, by_referee: bool, turn: int) -> None:
+        self.records = records
+        self.decision_id = decision_id
+        self.latency_us = latency_us
+        self.by_referee = by_referee
+        # A restock happens as a turn starts, so the model's turn counter after the step is its turn.
+        self.turn = turn
+
+    def lines(self) -> Iterator[log_pb2.LogRecord]:
+        """The step's log lines, in order."""
+        for rec in self.records:
+            if type(rec) is ActionRecord:
+                yield wire.action_event_to_pb(rec, self.decision_id, self.latency_us, self.by_referee)
+            elif type(rec) is DealRecord:
+                yield wire.deal_event_to_pb(rec)
+            elif type(rec) is RestockRecord:
+                yield wire.restock_event_to_pb(rec, self.turn)
+            elif type(rec) is ForfeitRecord:
+                yield wire.forfeit_event_to_pb(rec)
+            elif isinstance(rec, RoundResult):
+                if rec.thirty_one:
+                    yield wire.thirty_one_event_to_pb(rec)
+                yield wire.round_end_event_to_pb(rec)
+
+
+def _expand(items: Sequence[log_pb2.LogRecord | _LazyLines]) -> Iterator[log_pb2.LogRecord]:
+    for item in items:
+        if isinstance(item, _LazyLines):
+            yield from item.lines()
+        else:
+            yield item
+
+
+class _Referee:
+    """The state of one match being refereed."""
+
+    def __init__(
+        self,
+        players: Sequence[Player],
+        *,
+        seed: int,
+        config: MatchConfig,
+        writer: LogWriter | None,
+        match_id: str,
+        on_round: Callable[[RoundResult], None] | None,
+    ) -> None:
+        n = len(players)
+        self.players = players
+        self.seed = seed
+        self.rules = rules = config.rules
+        self.tc = time_control = config.time_control
+        self.policy: wire.FaultPolicyName = config.fault_policy
+        self.max_strikes = config.effective_max_strikes
+        self.writer = writer
+        self.match_id = match_id
+        self.on_round = on_round
+        self.m = Match(n, rules, seed=seed)
+        self.conns: list[SeatConnection] = []
+        self.budget_ns = time_control.budget_ms * 1_000_000
+        self.grace_ns = time_control.grace_ms * 1_000_000
+        self.bank_ns = [time_control.bank_ms * 1_000_000] * n
+        self.faults: list[list[wire.FaultInfo]] = [[] for _ in range(n)]
+        self.all_faults: list[wire.FaultInfo] = []
+        self.forfeited = [False] * n
+        self.decisions = [0] * n
+        self.total_us = [0] * n
+        self.max_us = [0] * n
+        self.next_id = 0
+        self.header_written = False
+        self._pending: list[log_pb2.LogRecord | _LazyLines] = []
+
+    # ---------------------------------------------------------------- the log
+
+    # Log lines are not written the moment their event happens but queued, and written by
+    # flush_log() right after the next decision request is sent: encoding canonical JSON
+    # (json_format, ~0.1 ms a line) then overlaps the bot's thinking instead of delaying the
+    # request. A crash of the referee loses at most the events of its last step.
+
+    def _write(self, line: log_pb2.LogRecord) -> None:
+        self._pending.append(line)
+
+    def flush_log(self) -> None:
+        """Write the queued log lines (one flush)."""
+        pending = self._pending
+        if pending:
+            self._pending = []
+            if self.writer is not None:
+                self.writer.write_many(_expand(pending))
+
+    def _record(self, records: Sequence[Record], decision_id: int = 0, latency_us: int = 0, by_referee: bool = False) -> None:
+        """Queue the model's records of one step for the log (and report finished rounds)."""
+        if self.writer is not None:
+            self._pending.append(_LazyLines(records, decision_id, latency_us, by_referee, self.m.turn))
+        if self.on_round is not None:
+            for rec in records:
+                if isinstance(rec, RoundResult):
+                    self.on_round(rec)
+
+    def _header(self) -> log_pb2.LogRecord:
+        return wire.log_header_to_pb(
+            wire.LogHeaderInfo(
+                schema_version=SCHEMA_VERSION,
+                software_version=__version__,
+                protocol_version=wire.PROTOCOL_VERSION,
+                match_id=self.match_id,
+                seed=self.seed,
+                players=len(self.players),
+                rules=self.rules,
+                time_control=self.tc,
+                seats=tuple(wire.SeatInfo(s, p.identity, p.source, p.label) for s, p in enumerate(self.players)),
+                fault_policy=self.policy,
+                max_strikes=self.max_strikes,
+            )
+        )
+
+    def stats(self, seat: int) -> wire.SeatStats:
+        """A seat's decision statistics so far."""
+        return wire.SeatStats(seat, self.decisions[seat], self.total_us[seat], self.max_us[seat], len(self.faults[seat]))
+
+    # ---------------------------------------------------------------- playing
+
+    async def run(self) -> wire.MatchEndReasonName:
+        """Play the match to its end; on any exception (Ctrl-C included) close it as aborted."""
+        m = self.m
+        try:
+            self._write(self._header())
+            self.flush_log()
+            self.header_written = True
+            n = len(self.players)
+            self.conns = [p.open_seat() for p in self.players]
+            await asyncio.gather(
+                *(
+                    conn.start(wire.match_start_request(wire.MatchInfo(self.match_id, s, n, self.rules, self.tc)))
+                    for s, conn in enumerate(self.conns)
+                )
+            )
+            self._record(m.take_records())
+            while not m.is_over:
+                await self._decide()
+        except BaseException:
+            await self._close("aborted", ABORT_FINISH_TIMEOUT_S)
+            raise
+        assert m.end is not None
+        reason = _END_NAMES[m.end]
+        await self._close(reason)
+        return reason
+
+    async def _decide(self) -> None:
+        m = self.m
+        seat = m.current
+        self.next_id += 1
+        did = self.next_id
+        round_no, turn = m.round_no, m.turn
+        bank = self.bank_ns[seat]
+        request = wire.decision_request(m.observation(seat), did, self.tc.budget_ms, bank // 1_000_000)
+        t0 = time.monotonic_ns()
+        try:
+            answer = await self.conns[seat].decide(
+                request, did, (self.budget_ns + bank + self.grace_ns) / 1e9, self.flush_log
+            )
+        except BotFault as fault:
+            waited = time.monotonic_ns() - t0
+            if isinstance(fault, TimeoutFault):
+                self.bank_ns[seat] = 0
+            else:
+                self._charge(seat, waited)
+            self._count(seat, waited)
+            self._fault(seat, did, round_no, turn, fault)
+            return
+        latency = answer.latency_ns
+        self._charge(seat, latency)
+        self._count(seat, latency)
+        action = answer.action
+        reason = m.why_illegal(action)
+        if reason is not None:
+            self._fault(seat, did, round_no, turn, IllegalFault(f"illegal action {action}: {reason}"))
+            return
+        m.apply_unchecked(action)
+        self._record(m.take_records(), did, latency // 1000)
+
+    def _charge(self, seat: int, latency_ns: int) -> None:
+        over = latency_ns - self.budget_ns
+        if over > 0:
+            # The grace is never charged: an answer inside it empties the bank, no more.
+            self.bank_ns[seat] = max(0, self.bank_ns[seat] - over)
+
+    def _count(self, seat: int, latency_ns: int) -> None:
+        us = latency_ns // 1000
+        self.decisions[seat] += 1
+        self.total_us[seat] += us
+        if us > self.max_us[seat]:
+            self.max_us[seat] = us
+
+    def _fault(self, seat: int, decision_id: int, round_no: int, turn: int, fault: BotFault) -> None:
+        m = self.m
+        strike = len(self.faults[seat]) + 1
+        forfeit = fault.fatal or strike >= self.max_strikes
+        action = None if forfeit else default_action(m)
+        info = wire.FaultInfo(fault.kind, seat, round_no, turn, decision_id, fault.message, strike, forfeit, action)
+        self.faults[seat].append(info)
+        self.all_faults.append(info)
+        self._write(wire.fault_event_to_pb(info))
+        if action is not None:
+            m.apply_unchecked(action)
+            self._record(m.take_records(), decision_id, 0, by_referee=True)
+            return
+        if fault.fatal:
+            self.conns[seat].abort()
+        self.forfeited[seat] = True
+        m.forfeit(seat, self._forfeit_reason(seat, fault))
+        self._record(m.take_records())
+
+    def _forfeit_reason(self, seat: int, fault: BotFault) -> str:
+        if fault.fatal:
+            return f"{fault.kind}: {fault.message}"
+        if self.policy == "strict":
+            return f"first fault under the strict policy: {fault.kind}"
+        return f"{len(self.faults[seat])} strikes: " + ", ".join(f.kind for f in self.faults[seat])
+
+    async def _close(self, reason: wire.MatchEndReasonName, finish_timeout_s: float | None = None) -> None:
+        """Write the footer and tell every bot the match is over (best effort when aborting)."""
+        m = self.m
+        placings = tuple(m.placings)
+        if self.header_written:
+            footer = wire.LogFooterInfo(
+                placings=placings,
+                winner=m.winner,
+                reason=reason,
+                rounds=m.round_no,
+                stats=tuple(self.stats(s) for s in range(len(self.players))),
+            )
+            try:
+                self._write(wire.log_footer_to_pb(footer))
+                self.flush_log()
+            except OSError:
+                if reason != "aborted":
+                    raise
+        ends = []
+        for s, conn in enumerate(self.conns):
+            result = wire.MatchResult(self.match_id, placings, placings[s], reason, tuple(self.faults[s]))
+            request = wire.match_end_request(result)
+            if finish_timeout_s is None:
+                ends.append(conn.finish(request, FINISH_TIMEOUT_S, wait=False))
+            else:
+                ends.append(conn.finish(request, finish_timeout_s))
+        await asyncio.gather(*ends, return_exceptions=True)
+
+
+async def play_match(
+    players: Sequence[Player],
+    *,
+    seed: int,
+    config: MatchConfig | None = None,
+    log_path: str | os.PathLike[str] | None = None,
+    match_id: str | None = None,
+    on_round: Callable[[RoundResult], None] | None = None,
+) -> MatchOutcome:
+    """Play one match between ``players`` (seat ``i`` is ``players[i]``, bots already started).
+
+    The same player may take several seats, and a player may play any number of matches
+    (one Play stream per seat and match). Writes the log to ``log_path`` if given;
+    ``on_round`` is called after each round. Bot faults never raise: they are recorded in
+    the outcome and the log. Cancelling the task (Ctrl-C) closes the log with an ABORTED
+    footer and tells the bots, then re-raises.
+    """
+    config = config or MatchConfig()
+    match_id = match_id or new_match_id()
+    started = time.monotonic()
+    writer = LogWriter(log_path) if log_path is not None else None
+    try:
+        ref = _Referee(players, seed=seed, config=config, writer=writer, match_id=match_id, on_round=on_round)
+        reason = await ref.run()
+    finally:
+        if writer is not None:
+            writer.close()
+    m = ref.m
+    placings = tuple(m.placings)
+    seats = tuple(
+        SeatOutcome(
+            seat=s,
+            label=p.label,
+            identity=p.identity,
+            source=p.source,
+            placing=placings[s],
+            forfeited=ref.forfeited[s],
+            faults=tuple(ref.faults[s]),
+            stats=ref.stats(s),
+            bank_left_ms=ref.bank_ns[s] // 1_000_000,
+        )
+        for s, p in enumerate(players)
+    )
+    return MatchOutcome(
+        match_id=match_id,
+        seed=seed,
+        rules=config.rules,
+        time_control=config.time_control,
+        fault_policy=config.fault_policy,
+        max_strikes=ref.max_strikes,
+        placings=placings,
+        winner=m.winner,
+        reason=reason,
+        rounds=tuple(m.rounds),
+        seats=seats,
+        faults=tuple(ref.all_faults),
+        log_path=writer.path if writer is not None else None,
+        duration_s=time.monotonic() - started,
+    )
+
+
+async def run_match_async(
+    bots: Sequence[str | BotSpec],
+    *,
+    seed: int | None = None,
+    config: MatchConfig | None = None,
+    log_path: str | os.PathLike[str] | None = None,
+    match_id: str | None = None,
+    on_round: Callable[[RoundResult], None] | None = None,
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    launcher: Launcher | None = None,
+    handle_sigterm: bool = False,
+) -> MatchOutcome:
+    """Start ``bots`` (names as :func:`referee.bots.parse_bot_spec` reads them), play one
+    match (:func:`play_match`; a random seed if none is given), and stop the bots.
+
+    With ``handle_sigterm`` a SIGTERM cancels the match as Ctrl-C does, so the log gets its
+    footer and the bots are stopped.
+    """
+    loop = asyncio.get_running_loop()
+    if handle_sigterm:
+        task = asyncio.current_task()
+        assert task is not None
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        handles = await start_bots(bots, startup_timeout_s=startup_timeout_s, launcher=launcher)
+        try:
+            return await play_match(
+                handles,
+                seed=new_seed() if seed is None else seed,
+                config=config,
+                log_path=log_path,
+                match_id=match_id,
+                on_round=on_round,
+            )
+        finally:
+            await close_bots(handles)
+    finally:
+        if handle_sigterm:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+def run_match(
+    bots: Sequence[str | BotSpec],
+    *,
+    seed: int | None = None,
+    config: MatchConfig | None = None,
+    log_path: str | os.PathLike[str] | None = None,
+    match_id: str | None = None,
+    startup_timeout_s: float = STARTUP_TIMEOUT_S,
+) -> MatchOutcome:
+    """:func:`run_match_async` in a fresh event loop, for callers outside one."""
+    with asyncio.Runner() as runner:
+        return runner.run(
+            run_match_async(
+                bots, seed=seed, config=config, log_path=log_path, match_id=match_id, startup_timeout_s=startup_timeout_s
+            )
+        )

@@ -1,0 +1,129 @@
+"""A tournament's settings: rules, table size, deals per table, seed, time control, faults."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.game import MAX_PLAYERS, Rules, RulesError, rules_from_mapping
+from referee.timecontrol import TimeControl
+
+FAULT_POLICIES = ("lenient", "strict")
+BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+class SettingsError(ValueError):
+    """Tournament settings that cannot be used (names the setting and what it accepts)."""
+
+
+def check_bot_name(name: str) -> str:
+    """A bot's name in a tournament: 1-40 letters, digits, ``_ . -``, starting alphanumeric."""
+    if not BOT_NAME.match(name):
+        raise SettingsError(
+            f"bot name {name!r} is not allowed: use 1-40 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSettings:
+    """Everything that fixes a tournament's schedule and how its matches are played."""
+
+    rules: Rules = field(default_factory=Rules)
+    table_size: int = 2
+    games: int = 10
+    seed: int = 0
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: str = "lenient"
+    max_strikes: int = 3
+
+    def __post_init__(self) -> None:
+        if isinstance(self.table_size, bool) or not isinstance(self.table_size, int) or not (
+            2 <= self.table_size <= MAX_PLAYERS
+        ):
+            raise SettingsError(f"table_size must be a whole number from 2 to {MAX_PLAYERS}, got {self.table_size!r}")
+        if isinstance(self.games, bool) or not isinstance(self.games, int) or not 1 <= self.games <= 100_000:
+            raise SettingsError(f"games (deals per table) must be a whole number from 1 to 100000, got {self.games!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
+            raise SettingsError(f"seed must be a whole number from 0 to 2**64-1, got {self.seed!r}")
+        if self.fault_policy not in FAULT_POLICIES:
+            raise SettingsError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}, got {self.fault_policy!r}")
+        if isinstance(self.max_strikes, bool) or not isinstance(self.max_strikes, int) or not 1 <= self.max_strikes <= 1000:
+            raise SettingsError(f"max_strikes must be a whole number from 1 to 1000, got {self.max_strikes!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form, stored in the tournament database."""
+        return {
+            "rules": {"preset": self.rules.preset_name, **self.rules.options()},
+            "table_size": self.table_size,
+            "games": self.games,
+            "seed": self.seed,
+            "time_control": {
+                "budget_ms": self.time_control.budget_ms,
+                "bank_ms": self.time_control.bank_ms,
+                "grace_ms": self.time_control.grace_ms,
+            },
+            "fault_policy": self.fault_policy,
+            "max_strikes": self.max_strikes,
+        }
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> TournamentSettings:
+        """Read settings back from :meth:`to_dict`'s form (or a parsed TOML file)."""
+        known = {"rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "tournament"}
+        unknown = set(data) - known
+        if unknown:
+            raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        flat = dict(data.get("tournament", {}))
+        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes"):
+            if k in data:
+                flat[k] = data[k]
+        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes"}
+        if unknown_t:
+            raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
+        try:
+            rules = rules_from_mapping(data.get("rules", {}))
+        except RulesError as e:
+            raise SettingsError(str(e)) from None
+        tc_data = dict(data.get("time_control", {}))
+        unknown_tc = set(tc_data) - {"budget_ms", "bank_ms", "grace_ms"}
+        if unknown_tc:
+            raise SettingsError(f"unknown [time_control] setting(s): {', '.join(sorted(unknown_tc))}")
+        try:
+            tc = TimeControl(**tc_data)
+        except (TypeError, ValueError) as e:
+            raise SettingsError(str(e)) from None
+        return TournamentSettings(
+            rules=rules,
+            table_size=flat.get("table_size", 2),
+            games=flat.get("games", 10),
+            seed=flat.get("seed", new_seed()),
+            time_control=tc,
+            fault_policy=flat.get("fault_policy", "lenient"),
+            max_strikes=flat.get("max_strikes", 3),
+        )
+
+    @staticmethod
+    def from_toml(text: str) -> TournamentSettings:
+        """Settings from a TOML file's text: ``[tournament]``, ``[rules]``, ``[time_control]``."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise SettingsError(f"not valid TOML: {e}") from None
+        return TournamentSettings.from_dict(data)
+
+    def describe(self) -> str:
+        """One line for headers: rules, table size, deals, time control."""
+        return (
+            f"rules {self.rules.describe()} · {self.table_size} seats/table · {self.games} deals/table "
+            f"× {self.table_size} rotations · {self.time_control.describe()} · faults {self.fault_policy}"
+        )
+
+
+def new_seed() -> int:
+    """A fresh random tournament seed."""
+    return secrets.randbits(63)

@@ -1,0 +1,130 @@
+"""Standings from finished matches: ratings with uncertainty, win rates with intervals.
+
+Ratings come from openskill's Plackett-Luce model over each match's placings, applied in
+the canonical (key) order, so the same set of results gives the same ratings whatever
+order the matches finished in. Win-rate intervals are Wilson score intervals from SciPy.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from openskill.models import PlackettLuce
+from scipy.stats import binomtest
+
+from referee.tournament.store import MatchRow
+
+FAULT_KINDS = ("TIMEOUT", "CRASH", "ILLEGAL", "MALFORMED")
+
+
+@dataclass(slots=True)
+class BotStanding:
+    """One bot's line in the standings."""
+
+    name: str
+    matches: int = 0
+    wins: int = 0
+    placing_sum: int = 0
+    lives_lost: int = 0
+    rounds: int = 0
+    faults: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAULT_KINDS, 0))
+    forfeits: int = 0
+    mu: float = 0.0
+    sigma: float = 0.0
+    win_low: float = 0.0
+    win_high: float = 0.0
+
+    @property
+    def ordinal(self) -> float:
+        """Conservative rating: mu - 3 sigma (what the table sorts by)."""
+        return self.mu - 3 * self.sigma
+
+    @property
+    def win_rate(self) -> float:
+        """Share of matches won (placed first, alone or shared)."""
+        return self.wins / self.matches if self.matches else 0.0
+
+    @property
+    def mean_placing(self) -> float:
+        """Average placing (1 = best)."""
+        return self.placing_sum / self.matches if self.matches else 0.0
+
+    @property
+    def lives_per_round(self) -> float:
+        """Lives lost per round played."""
+        return self.lives_lost / self.rounds if self.rounds else 0.0
+
+
+@dataclass(slots=True)
+class HeadToHead:
+    """How one bot fared against another in the matches both played."""
+
+    matches: int = 0
+    better: int = 0
+    equal: int = 0
+    worse: int = 0
+
+    @property
+    def score(self) -> float:
+        """Share of shared matches placed above the other (ties count half)."""
+        return (self.better + 0.5 * self.equal) / self.matches if self.matches else 0.0
+
+
+@dataclass(slots=True)
+class Standings:
+    """The standings table and the head-to-head matrix."""
+
+    bots: list[BotStanding]
+    head_to_head: dict[tuple[str, str], HeadToHead]
+    matches: int
+
+
+def compute_standings(rows: Iterable[MatchRow], names: Iterable[str] = ()) -> Standings:
+    """Standings from finished matches (``names`` adds bots that have not played yet)."""
+    model = PlackettLuce()
+    rows = sorted(rows, key=lambda r: r.key)
+    table: dict[str, BotStanding] = {n: BotStanding(n) for n in names}
+    ratings = {}
+    h2h: dict[tuple[str, str], HeadToHead] = defaultdict(HeadToHead)
+    for row in rows:
+        placings = row.placings
+        seats = row.seats
+        per_seat = row.result.get("seats", [{} for _ in seats])
+        for s, name in enumerate(seats):
+            st = table.setdefault(name, BotStanding(name))
+            st.matches += 1
+            st.wins += placings[s] == 1
+            st.placing_sum += placings[s]
+            info = per_seat[s]
+            st.lives_lost += int(info.get("lives_lost", 0))
+            st.rounds += int(info.get("rounds", 0))
+            st.forfeits += bool(info.get("forfeited", False))
+            for kind, n in info.get("faults", {}).items():
+                st.faults[kind] = st.faults.get(kind, 0) + int(n)
+            for t, other in enumerate(seats):
+                if t == s:
+                    continue
+                h = h2h[(name, other)]
+                h.matches += 1
+                if placings[s] < placings[t]:
+                    h.better += 1
+                elif placings[s] == placings[t]:
+                    h.equal += 1
+                else:
+                    h.worse += 1
+        for name in seats:
+            if name not in ratings:
+                ratings[name] = model.rating(name=name)
+        rated = model.rate([[ratings[n]] for n in seats], ranks=[float(p) for p in placings])
+        for name, team in zip(seats, rated, strict=True):
+            ratings[name] = team[0]
+    for name, st in table.items():
+        r = ratings.get(name) or model.rating(name=name)
+        st.mu, st.sigma = float(r.mu), float(r.sigma)
+        if st.matches:
+            ci = binomtest(st.wins, st.matches).proportion_ci(confidence_level=0.95, method="wilson")
+            st.win_low, st.win_high = float(ci.low), float(ci.high)
+    ordered = sorted(table.values(), key=lambda b: (-b.ordinal, b.mean_placing, b.name))
+    return Standings(ordered, dict(h2h), len(rows))

@@ -1,0 +1,60 @@
+"""Sample bots, each runnable as ``python -m sample_bots.NAME``, and a registry of them.
+
+They are the SDK's best documentation: short, commented, typed.
+
+- ``random``: a uniformly random legal action (reproducible per match and seat).
+- ``greedy``: takes the discard only when it helps, keeps the best three, knocks at 22.
+- ``threshold``: greedy, with the knock threshold set by table size, and it never feeds the
+  next player a suit it is visibly collecting.
+
+The referee resolves a bare name such as ``greedy`` with :func:`command`; tests and the
+harness use the classes in-process through :func:`load`. Modules are imported lazily, so
+that ``python -m sample_bots.greedy`` runs its module once, as ``__main__``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sdk import Bot
+
+#: Sample bot name -> its class in ``sample_bots.<name>``.
+_CLASSES: dict[str, str] = {
+    "random": "RandomBot",
+    "greedy": "GreedyBot",
+    "threshold": "ThresholdBot",
+}
+
+#: The sample bots' names.
+NAMES: tuple[str, ...] = tuple(_CLASSES)
+
+
+def _check(name: str) -> None:
+    if name not in _CLASSES:
+        raise LookupError(f"no sample bot {name!r}; sample bots are: {', '.join(NAMES)}")
+
+
+def load(name: str) -> type[Bot]:
+    """The class of sample bot ``name`` (e.g. ``load("greedy")``)."""
+    _check(name)
+    cls: type[Bot] = getattr(importlib.import_module(f"{__name__}.{name}"), _CLASSES[name])
+    return cls
+
+
+def load_all() -> dict[str, type[Bot]]:
+    """Every sample bot's class, by name."""
+    return {name: load(name) for name in NAMES}
+
+
+def module(name: str) -> str:
+    """The module that serves sample bot ``name`` (``sample_bots.greedy``)."""
+    _check(name)
+    return f"{__name__}.{name}"
+
+
+def command(name: str) -> list[str]:
+    """The command that starts sample bot ``name`` as a process with this Python."""
+    return [sys.executable, "-m", module(name)]

@@ -1,0 +1,186 @@
+"""``montecarlo``: guess the hidden cards many times, play each guess out, pick the best action.
+
+The step up from ``threshold``: instead of a rule for each decision, it *searches*.
+
+1. Deal the cards it cannot see in a way consistent with everything it saw
+   (:class:`sdk.sampler.Sampler`): one guess of the other hands and the stock.
+2. For every legal action (knock, draw from the stock, take the discard; or each discard
+   after a draw), play the guess out to the end of the round on the game model, everyone
+   playing like the ``threshold`` bot from there on (:func:`sdk.simulate.rollout`).
+3. Score the round's result: this bot's chance of winning the match afterwards, from a
+   simple model of the lives everyone has left (:func:`win_chance`). Losing a last life
+   costs far more than losing a first one, and an opponent's lost life is worth something.
+4. Repeat with many guesses, the *same* guesses for every action (common random numbers),
+   and play the action with the best average.
+
+Knocking is where it gains most: ``threshold`` knocks on a number; this bot knocks when the
+rollouts say the others will not all beat it in their last turn.
+
+Time: with ``samples=None`` (the default, and how ``python -m sample_bots.montecarlo`` serves
+it) it plays guesses until it has used ``time_fraction`` of the decision's budget, at most
+``max_samples``, and never touches the time bank. With a fixed ``samples=N`` it plays
+exactly N guesses per decision: deterministic for a given ``seed``, for tests and benchmarks.
+Its random numbers come from the seed, the match id, the seat and the decision.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from functools import lru_cache
+
+import sdk
+from referee.game import RoundResult, Rules
+from sample_bots.threshold import KNOCK_AT, ThresholdBot
+from sdk.sampler import Sampler
+from sdk.simulate import Evaluator, Policy, greedy_policy
+
+#: Share of each decision's budget the bot spends, by default.
+TIME_FRACTION = 0.2
+#: Most guesses per decision in the time-based mode (keeps a demo quick on a fast machine).
+MAX_SAMPLES = 200
+
+
+@lru_cache(maxsize=65536)
+def win_chance(mine: int, others: tuple[int, ...]) -> float:
+    """The chance to be the last player standing with ``mine`` lives against ``others``.
+
+    A model, not the game: each round exactly one player still in, each equally likely,
+    loses one life. ``others`` must be sorted (it is a cache key). Lives here count losses
+    until elimination (tokens plus one on the bus).
+    """
+    if mine <= 0:
+        return 0.0
+    if not others:
+        return 1.0
+    total = win_chance(mine - 1, others)
+    for i in range(len(others)):
+        total += win_chance(mine, _minus(others, i))
+    return total / (len(others) + 1)
+
+
+def _minus(others: tuple[int, ...], i: int) -> tuple[int, ...]:
+    """``others`` with opponent ``i`` one life down (gone at zero), still sorted."""
+    o = others[i] - 1
+    rest = others[:i] + others[i + 1 :]
+    if o <= 0:
+        return rest
+    return tuple(sorted((*rest, o)))
+
+
+def lives_left(tokens: int, rules: Rules) -> int:
+    """Lives a seat still in can lose before it is out: on the bus, tokens plus one."""
+    return tokens + 1 if rules.bus else max(tokens, 1)
+
+
+def win_chance_score(seat: int, alive: tuple[bool, ...], rules: Rules) -> Callable[[RoundResult], float]:
+    """Score a round's result for ``seat`` by :func:`win_chance` after it."""
+
+    def score(r: RoundResult) -> float:
+        out = r.eliminated
+        if seat in out:
+            return 0.0
+        tokens = r.tokens_after
+        others = sorted(
+            lives_left(tokens[s], rules) for s in range(len(alive)) if alive[s] and s != seat and s not in out
+        )
+        return win_chance(lives_left(tokens[seat], rules), tuple(others))
+
+    return score
+
+
+def lives_score(seat: int) -> Callable[[RoundResult], float]:
+    """Score a round's result for ``seat`` by the lives it lost (fewer is better)."""
+
+    def score(r: RoundResult) -> float:
+        return -float(r.lives_lost.get(seat, 0))
+
+    return score
+
+
+class MonteCarloBot(ThresholdBot):
+    """Determinized Monte Carlo search over the current decision (see the module docs).
+
+    ``samples``: guesses per decision (None: as many as ``time_fraction`` of the budget
+    allows, up to ``max_samples``). ``objective``: ``"win"`` scores results by the modelled
+    chance of winning the match, ``"lives"`` by the lives lost this round. ``infer``: guess
+    opponents' hands as consistent with greedy play of their last turn (see
+    :class:`sdk.sampler.Sampler`).
+    """
+
+    name = "montecarlo"
+    version = "1.0"
+
+    def __init__(
+        self,
+        samples: int | None = None,
+        *,
+        seed: int = 0,
+        time_fraction: float = TIME_FRACTION,
+        max_samples: int = MAX_SAMPLES,
+        objective: str = "win",
+        infer: bool = True,
+    ) -> None:
+        if samples is not None and samples < 1:
+            raise ValueError(f"samples must be at least 1 (or None for time-based), got {samples}")
+        if not 0 < time_fraction <= 1:
+            raise ValueError(f"time_fraction must be in (0, 1], got {time_fraction}")
+        if objective not in ("win", "lives"):
+            raise ValueError(f"objective must be 'win' or 'lives', got {objective!r}")
+        self.samples = samples
+        self.seed = seed
+        self.time_fraction = time_fraction
+        self.max_samples = max_samples
+        self.objective = objective
+        self.infer = infer
+        self.match_id = ""
+        self._policies: dict[Rules, Policy] = {}
+        #: Decisions made and guesses played (each guess plays every candidate once).
+        self.decisions = 0
+        self.guesses = 0
+
+    def on_match_start(self, info: sdk.MatchInfo) -> None:
+        # The match id seeds the guesses, so that a match replays exactly.
+        self.match_id = info.match_id
+
+    def act(self, view: sdk.View) -> sdk.Action:
+        legal = view.legal_actions
+        fallback = super().act(view)  # threshold's choice: the answer when time is short
+        if len(legal) == 1:
+            return legal[0]
+        # The fallback goes first, so that it wins ties (such as "nothing is lost either way").
+        candidates = [fallback, *(a for a in legal if a != fallback)]
+        rules = view.rules
+        policy = self._policies.get(rules)
+        if policy is None:
+            policy = self._policies[rules] = greedy_policy(rules, KNOCK_AT)
+        score = (
+            win_chance_score(view.seat, view.in_game, rules) if self.objective == "win" else lives_score(view.seat)
+        )
+        evaluator = Evaluator(candidates, policy, score)
+        sampler = Sampler(view, infer=self.infer)
+        rng = random.Random(
+            f"{self.seed}/{self.match_id}/{view.seat}/{view.round_no}/{view.turn}/{int(view.phase)}"
+        )
+        self.decisions += 1
+        if self.samples is not None:
+            for _ in range(self.samples):
+                evaluator.add(sampler.sample(rng), rng.getrandbits(32))
+        else:
+            # Stop before a guess would cross the line: the average guess so far predicts the next.
+            stop = view.received_at + self.time_fraction * view.budget_ms / 1000
+            start = time.monotonic()
+            while evaluator.samples < self.max_samples:
+                now = time.monotonic()
+                if evaluator.samples and now + (now - start) / evaluator.samples > stop or now >= stop:
+                    break
+                evaluator.add(sampler.sample(rng), rng.getrandbits(32))
+            if not evaluator.samples:
+                return fallback
+        self.guesses += evaluator.samples
+        return evaluator.best()
+
+
+if __name__ == "__main__":
+    sdk.run(MonteCarloBot)

@@ -1,0 +1,47 @@
+"""``threshold``: greedy play tuned to the table, and a little table awareness.
+
+- It knocks at a threshold that falls as the table grows: with more opponents the lowest
+  hand at the showdown tends to be lower, so a weaker hand is already safe. A simulation
+  under the standard rules found about 27, 24, 22 and 20 best for 2, 3, 4 and 6 players;
+  the other sizes are interpolated and extended. The size is the number of players still in.
+- It reads the public history: it does not discard a card of a suit the next player has
+  taken from the discard pile (visibly collecting) unless it is forced to, that is unless
+  every discard that keeps its best hand value is of such a suit. Giving up hand value to
+  starve the next player does not pay: in 600-match runs against greedy bots that strict
+  version won 19% of 4-player matches (fair share 25%), this one 27%.
+
+Serve it with ``python -m sample_bots.threshold``.
+"""
+
+from __future__ import annotations
+
+import sdk
+from sample_bots.greedy import GreedyBot
+
+#: Knock threshold by number of players still in.
+KNOCK_AT: dict[int, float] = {2: 27, 3: 24, 4: 22, 5: 21, 6: 20, 7: 19, 8: 18, 9: 18}
+
+
+class ThresholdBot(GreedyBot):
+    """Greedy play, the knock threshold by table size, and no gifts to the next player."""
+
+    name = "threshold"
+
+    def knock_threshold(self, view: sdk.View) -> float:
+        return KNOCK_AT[len(view.seats_in)]
+
+    def choose_discard(self, view: sdk.View) -> sdk.Card:
+        best_card, best_value = view.best_discard()
+        nxt = view.next_seat
+        if nxt is None:  # the showdown follows this turn: nobody to feed
+            return best_card
+        # Cards the next player took from the discard pile and still holds show what it wants.
+        collecting = {c.suit for c in view.known_cards(nxt)}
+        for c in sorted(view.legal_discards, key=lambda c: (c.value, c)):  # cheapest first
+            if c.suit not in collecting and view.value_if(discard=c) == best_value:
+                return c
+        return best_card  # forced: every discard that keeps our value feeds them
+
+
+if __name__ == "__main__":
+    sdk.run(ThresholdBot)

@@ -1,0 +1,98 @@
+"""The Thirty-One bot SDK: write one method, and the SDK does the rest.
+
+::
+
+    import sdk
+
+    class MyBot(sdk.Bot):
+        name = "mybot"
+
+        def act(self, view: sdk.View) -> sdk.Action:
+            if view.must_discard:
+                card, _ = view.best_discard()
+                return sdk.discard(card)
+            return sdk.DRAW_STOCK
+
+    if __name__ == "__main__":
+        sdk.run(MyBot)
+
+- :class:`Bot`: the base class (``act``, plus optional ``on_match_start``/``on_match_end``).
+- :class:`View`: the decision's observation with values, card knowledge and the clock.
+- :func:`run`: serves the bot over gRPC where the referee says (see :mod:`sdk.server`).
+- :mod:`sdk.harness`: :func:`play_match` and :func:`play_matches` in-process, for developing.
+- Actions: :data:`KNOCK`, :data:`DRAW_STOCK`, :data:`DRAW_DISCARD`, :data:`PASS`,
+  :func:`discard`; cards: :class:`Card`, :func:`card`, :func:`cards`; :class:`Rules`.
+"""
+
+from __future__ import annotations
+
+from referee.game import (
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCK,
+    PASS,
+    Action,
+    ActionKind,
+    Card,
+    EventKind,
+    IllegalActionError,
+    Observation,
+    Phase,
+    Pile,
+    PublicEvent,
+    Rules,
+    card,
+    cards,
+    discard,
+    format_cards,
+    hand_value,
+)
+from referee.timecontrol import TimeControl
+from referee.wire import PROTOCOL_VERSION, BotIdentity, FaultInfo, MatchInfo, MatchResult
+from sdk.bot import Bot, BotSource
+from sdk.harness import IllegalMoveError, Outcome, Series, play_match, play_matches
+from sdk.server import ADDRESS_ENV, AddressError, BotServer, run, start_server
+from sdk.view import View
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ADDRESS_ENV",
+    "DRAW_DISCARD",
+    "DRAW_STOCK",
+    "KNOCK",
+    "PASS",
+    "PROTOCOL_VERSION",
+    "Action",
+    "ActionKind",
+    "AddressError",
+    "Bot",
+    "BotIdentity",
+    "BotServer",
+    "BotSource",
+    "Card",
+    "EventKind",
+    "FaultInfo",
+    "IllegalActionError",
+    "IllegalMoveError",
+    "MatchInfo",
+    "MatchResult",
+    "Observation",
+    "Outcome",
+    "Phase",
+    "Pile",
+    "PublicEvent",
+    "Rules",
+    "Series",
+    "TimeControl",
+    "View",
+    "card",
+    "cards",
+    "discard",
+    "format_cards",
+    "hand_value",
+    "play_match",
+    "play_matches",
+    "run",
+    "start_server",
+]

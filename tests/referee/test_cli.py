@@ -1,0 +1,162 @@
+"""``thirtyone match``: the summary, clear errors for bad input, and no process left behind
+when the referee itself is interrupted or killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import referee.cli.commands  # noqa: F401  (registers the commands)
+from referee.cli.app import app
+from referee.log import read_log, replay_log
+
+from .conftest import children_of, hostile, pids_in, process_alive, wait_gone
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rich wraps table headers on narrow terminals; a fixed width keeps the text checkable.
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def test_match_prints_a_summary_and_writes_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "m.jsonl"
+    result = runner.invoke(
+        app,
+        ["match", hostile("random", "--seed", 1), hostile("first", name="alice"), hostile("illegal", "--from", 4),
+         "--seed", "4242", "--log", str(log), "--rule", "lives=2", "--budget-ms", "200"],
+    )
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for heading in ("Seats", "Rounds", "Faults", "Placings", "ILLEGAL"):
+        assert heading in out
+    assert "alice" in out and "seed 4242" in out
+    assert "mean ms" in out and "bank left" in out
+    assert ("Winner: #" in out) or ("No winner" in out)
+    assert "seed 4242" in result.stderr and str(log) in result.stderr.replace("\n", "")
+    parsed = read_log(log)
+    assert parsed.complete and parsed.header.seed == 4242 and parsed.header.rules.lives == 2
+    assert parsed.header.time_control.budget_ms == 200
+    assert replay_log(parsed).complete
+
+
+def test_default_log_goes_to_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules.toml").write_text('[rules]\npreset = "family"\nlives = 1\n')
+    result = runner.invoke(app, ["match", hostile("first"), hostile("random"), "--rules-file", "rules.toml"])
+    assert result.exit_code == 0, result.output
+    logs = list(tmp_path.glob("thirtyone-match-*.jsonl"))
+    assert len(logs) == 1 and logs[0].name in result.stderr.replace("\n", "")
+    header = read_log(logs[0]).header
+    assert header.rules.preset_name == "family" and header.rules.lives == 1
+    assert "seed " in result.stderr  # a random seed, printed so the match can be repeated
+
+
+def test_bot_names_from_bots_are_not_markup(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["match", hostile("first", "--name", "[red]evil[/red]"), hostile("first"), "--log", str(tmp_path / "l.jsonl")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "[red]evil[/red]" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["OnlyOne"], "a match needs 2 to 9 bots, got 1"),
+        (["no_such_bot_xyz", "also_missing"], "unknown bot 'no_such_bot_xyz'"),
+        (["./nope.py", "./nope.py"], "no such file"),
+        (["--preset", "nonsense"], "unknown preset 'nonsense'"),
+        (["--rule", "lives=0"], "rule option 'lives' got"),
+        (["--rule", "colour=red"], "unknown rule option 'colour'"),
+        (["--rule", "lives"], "key=value"),
+        (["--rules-file", "/nonexistent/rules.toml"], "cannot read the rules file"),
+        (["--seed", "-1"], "--seed must be"),
+        (["--budget-ms", "0"], "budget_ms must be at least 1 ms"),
+        (["--fault-policy", "harsh"], "fault policy must be 'lenient' or 'strict'"),
+        (["--max-strikes", "0"], "max strikes must be"),
+        (["--log", "/proc/no/such/dir/log.jsonl"], "cannot write the match log"),
+        (["--startup-timeout", "0"], "--startup-timeout must be positive"),
+    ],
+)
+def test_bad_input_is_a_clear_error(args: list[str], message: str) -> None:
+    bots = [] if args[0].startswith(("Only", "no_such", "./")) else [hostile("first"), hostile("first")]
+    if args == ["OnlyOne"]:
+        args, bots = [], [hostile("first")]
+    result = runner.invoke(app, ["match", *bots, *args])
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.stderr and message in " ".join(result.stderr.split())
+    assert "Traceback" not in result.output
+
+
+def test_bot_that_cannot_start_is_exit_1_with_its_output(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["match", hostile("first"), hostile("exit_at_start"), "--log", str(tmp_path / "l.jsonl")])
+    assert result.exit_code == 1
+    err = " ".join(result.stderr.split())
+    assert "exited with code 3 before it was ready" in err
+    assert "cannot load my model weights" in err
+    assert "Traceback" not in result.output
+
+
+def _start_referee(tmp_path: Path, pid_dir: Path) -> tuple[subprocess.Popen[str], Path]:
+    log = tmp_path / "slow.jsonl"
+    bots = [hostile("sleepy", "--sleep-ms", 20, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
+    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if len(pids_in(pid_dir)) == 4 and log.exists() and len(log.read_text().splitlines()) >= 6:
+            return proc, log
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the match did not get going")
+
+
+@pytest.mark.slow
+def test_referee_killed_with_sigkill_leaves_no_process(tmp_path: Path, pid_dir: Path) -> None:
+    proc, log = _start_referee(tmp_path, pid_dir)
+    try:
+        family = children_of(proc.pid)  # the bots and the watchdog
+        bots = pids_in(pid_dir)  # the bots and the spawner's child
+        assert set(bots) - set(family)  # a grandchild, outside the referee's reach but not the group's
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=5)
+        assert wait_gone([*family, *bots], 6.0) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # The log stops mid-match but reads and replays up to where it stops.
+    partial = read_log(log)
+    assert not partial.complete and partial.events
+    assert not replay_log(partial).complete
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupted_referee_stops_cleanly(tmp_path: Path, pid_dir: Path, sig: signal.Signals, code: int) -> None:
+    proc, log = _start_referee(tmp_path, pid_dir)
+    try:
+        family = children_of(proc.pid)
+        os.kill(proc.pid, sig)
+        _, stderr = proc.communicate(timeout=10)
+        assert proc.returncode == code, stderr
+        assert "the log up to now is in" in stderr
+        assert "Traceback" not in stderr
+        assert wait_gone([*family, *pids_in(pid_dir)], 3.0) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    finished = read_log(log)
+    assert finished.footer is not None and finished.footer.reason == "aborted"
+    assert replay_log(finished).complete
+    assert not any(process_alive(p) for p in pids_in(pid_dir))

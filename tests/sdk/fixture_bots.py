@@ -1,0 +1,74 @@
+"""Bots for the server tests, served as ``python fixture_bots.py`` with FIXTURE_BOT=NAME.
+
+Each misbehaves in one way the SDK must turn into a clear gRPC error.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import sdk
+from sample_bots.greedy import GreedyBot
+
+
+class RaisingBot(GreedyBot):
+    """Raises in ``act`` on its second decision."""
+
+    name = "raising"
+
+    def __init__(self) -> None:
+        self.decisions = 0
+
+    def act(self, view: sdk.View) -> sdk.Action:
+        self.decisions += 1
+        if self.decisions == 2:
+            raise ValueError("the bot author's bug")
+        return super().act(view)
+
+
+class NotAnActionBot(GreedyBot):
+    """Answers with a string instead of an action."""
+
+    name = "not_an_action"
+
+    def act(self, view: sdk.View) -> sdk.Action:
+        return "knock"  # type: ignore[return-value]
+
+
+class SlowBot(GreedyBot):
+    """Thinks for SLOW_S seconds on every decision."""
+
+    name = "slow"
+
+    def act(self, view: sdk.View) -> sdk.Action:
+        time.sleep(float(os.environ.get("SLOW_S", "1")))
+        return super().act(view)
+
+
+class LoggingBot(GreedyBot):
+    """Greedy, but records its hooks so the stream's order can be checked: it knocks
+    only after on_match_start ran, and says so in its name."""
+
+    name = "hooks"
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def on_match_start(self, info: sdk.MatchInfo) -> None:
+        self.started = True
+
+    def act(self, view: sdk.View) -> sdk.Action:
+        assert self.started, "act before on_match_start"
+        return super().act(view)
+
+
+BOTS: dict[str, type[sdk.Bot]] = {
+    "raising": RaisingBot,
+    "not_an_action": NotAnActionBot,
+    "slow": SlowBot,
+    "hooks": LoggingBot,
+}
+
+if __name__ == "__main__":
+    sdk.run(BOTS[os.environ["FIXTURE_BOT"]])
