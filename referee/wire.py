@@ -867,15 +867,17 @@ def message_difference(expected: Message, actual: Message) -> tuple[str, str, st
     a = json_format.MessageToDict(expected, always_print_fields_with_no_presence=True)
     b = json_format.MessageToDict(actual, always_print_fields_with_no_presence=True)
     found = _first_difference(a, b, "")
-    # Equal dicts from unequal messages: only a float's NaN or a -0.0 differs; name the type.
-    return found or (expected.DESCRIPTOR.name, "", "")
+    if found is None:  # equal as JSON, unequal as messages: a NaN, or 0.0 against -0.0
+        want, got = (json_format.MessageToJson(m, indent=None) for m in (expected, actual))
+        return (expected.DESCRIPTOR.name, want, got)
+    return found
+
+
+_ABSENT = object()  # a field one side of a comparison does not hold
 
 
 def _json_text(value: object) -> str:
-    return "absent" if value is _ABSENT else json.dumps(value, ensure_ascii=False)
-
-
-_ABSENT = object()
+    return "absent" if value is _ABSENT else json.dumps(value)
 
 
 def _first_difference(a: object, b: object, path: str) -> tuple[str, str, str] | None:

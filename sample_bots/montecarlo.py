@@ -39,7 +39,7 @@ from sdk.simulate import Evaluator, Policy, greedy_policy
 #: Share of each decision's budget the bot spends, by default.
 TIME_FRACTION = 0.2
 #: Most guesses per decision in the time-based mode (keeps a demo quick on a fast machine).
-MAX_SAMPLES = 200
+MAX_SAMPLES = 128
 
 
 @lru_cache(maxsize=65536)
@@ -121,6 +121,8 @@ class MonteCarloBot(ThresholdBot):
         max_samples: int = MAX_SAMPLES,
         objective: str = "win",
         infer: bool = True,
+        read_knocks: bool = True,
+        margin: float = 0.0,
     ) -> None:
         if samples is not None and samples < 1:
             raise ValueError(f"samples must be at least 1 (or None for time-based), got {samples}")
@@ -134,6 +136,8 @@ class MonteCarloBot(ThresholdBot):
         self.max_samples = max_samples
         self.objective = objective
         self.infer = infer
+        self.read_knocks = read_knocks
+        self.margin = margin
         self.match_id = ""
         self._policies: dict[Rules, Policy] = {}
         #: Decisions made and guesses played (each guess plays every candidate once).
@@ -159,7 +163,7 @@ class MonteCarloBot(ThresholdBot):
             win_chance_score(view.seat, view.in_game, rules) if self.objective == "win" else lives_score(view.seat)
         )
         evaluator = Evaluator(candidates, policy, score)
-        sampler = Sampler(view, infer=self.infer)
+        sampler = Sampler(view, infer=self.infer, knock_at=KNOCK_AT if self.read_knocks else None)
         rng = random.Random(
             f"{self.seed}/{self.match_id}/{view.seat}/{view.round_no}/{view.turn}/{int(view.phase)}"
         )
@@ -179,7 +183,7 @@ class MonteCarloBot(ThresholdBot):
             if not evaluator.samples:
                 return fallback
         self.guesses += evaluator.samples
-        return evaluator.best()
+        return evaluator.best(self.margin)
 
 
 if __name__ == "__main__":

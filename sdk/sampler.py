@@ -3,7 +3,7 @@
 A search bot cannot look at the other hands or the stock, but it can *guess* them many times
 and play each guess out (:mod:`sdk.simulate`). Each guess must be consistent with the seat's
 information (RULES.md §9): its own hand, the discard pile, every card an opponent took from
-the discard pile and still holds, the cards of forfeited hands it saw, and the sizes of hands
+the discard pile and still holds, what it knows of forfeited hands, and the sizes of hands
 and stock. :class:`Sampler` deals exactly that, as a
 :class:`~referee.game.position.Position` the game model can play on::
 
@@ -13,28 +13,34 @@ and stock. :class:`Sampler` deals exactly that, as a
         pos = sampler.sample(rng)      # one consistent guess, reproducible from the rng
         ...
 
-With ``infer=True`` the sampler also reads opponents' last turns as a greedy player would
-have played them (take the discard only if it helps, throw the card that leaves the best
-three) and redraws a guessed hand that contradicts them a few times before accepting it:
-an opponent who just threw the K of hearts rarely holds two other good hearts, and one who
-passed on the 9 of spades rarely collects spades. See :attr:`Sampler.infer`.
+**Reading the opponents** (``infer=True``, the default). Dealt uniformly, the guessed hands
+are far too weak: after three turns a greedy player holds about 20, a random hand about 13,
+and a bot that believes the random hands knocks into a double loss. So the sampler also
+reads each opponent's turns this round as a greedy player would have played them (take the
+discard only if it helps, draw from the stock otherwise, throw the card that leaves the best
+three and, among equals, the cheapest; knock at ``knock_at``). It replays a guessed hand
+backwards through those turns and redraws a guess that contradicts them, up to ``tries``
+times, then accepts what it has: against opponents who play otherwise the guesses grow
+blunter, never impossible. A thrown king then means every card kept counts, and a passed
+nine of spades means no spade hand that the nine would have helped.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from itertools import combinations
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from referee.game import Card, EventKind, Observation, Rules, best_discard, value_table
+from referee.game import Card, EventKind, Observation, Rules, value_table
 from referee.game.knowledge import Knowledge, knowledge
 from referee.game.position import Position, had_turn_from_history, owes_from_history
 from referee.game.values import mask
+from sdk.simulate import discard_choice
 from sdk.view import View
 
-#: Guesses tried per opponent before an inconsistent one is accepted (``infer=True``).
-INFER_TRIES = 12
+#: Guesses tried per opponent before one that contradicts its turns is accepted.
+TRIES = 16
+_NO_LIMIT = float("inf")
 
 
 class SamplerError(ValueError):
@@ -42,38 +48,60 @@ class SamplerError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class LastTurn:
-    """What an opponent did on its last completed turn of the round, as public events show it."""
+class Turn:
+    """One completed draw-and-discard turn of an opponent, as the public events show it."""
 
-    seat: int
     #: The card taken from the discard pile, or None for a stock draw.
     taken: Card | None
-    #: The top of the discard pile the opponent passed over by drawing from the stock.
+    #: For a stock draw, the top of the discard pile the opponent passed over (if known).
     passed: Card | None
     discarded: Card
+    #: Cards known to be in its hand before this turn (taken from the pile earlier).
+    held: frozenset[Card]
+    #: Whether the rules let it knock at the start of this turn (so not knocking says something).
+    could_knock: bool
+    #: Seats still in during the turn (knock thresholds depend on it).
+    seats_in: int
 
 
 class Sampler:
     """Deals the cards ``view``'s seat cannot locate to the other hands and the stock.
 
-    Build one per decision (the work of reading the history is done once) and call
-    :meth:`sample` for each guess. Only the seat to move can be sampled for: its view is
-    complete (own four cards in the discard phase, the legal actions).
+    Build one per decision (reading the history is done once) and call :meth:`sample` for
+    each guess. Only the seat to move can be sampled for: its view is complete (its own
+    four cards in the discard phase, the legal actions).
+
+    ``infer``: read opponents' turns (see the module docs). ``knock_at``: the hand value at
+    which opponents are assumed to knock, by number of seats in (None: read nothing into
+    their not knocking). ``tries``: guesses per opponent before accepting a misfit.
     """
 
-    def __init__(self, view: View | Observation, *, infer: bool = False, looks: float = 0.0) -> None:
+    def __init__(
+        self,
+        view: View | Observation,
+        *,
+        infer: bool = True,
+        knock_at: Mapping[int, float] | None = None,
+        tries: int = TRIES,
+    ) -> None:
         obs = view.observation if isinstance(view, View) else view
         k = view.knowledge if isinstance(view, View) else knowledge(obs)
         if not obs.to_move:
             raise SamplerError(f"seat {obs.seat} is not to move: sample at its own decisions")
         self.observation = obs
         self.knowledge: Knowledge = k
-        #: Whether guesses are checked against opponents' last turns (see the module docs).
         self.infer = infer
+        self.knock_at = dict(knock_at) if knock_at is not None else None
+        # Not knocking says nothing below min_knock, where knocking is not allowed.
+        self._knock_limit: dict[int, float] = {
+            n: max(v, obs.rules.min_knock) for n, v in (knock_at or {}).items()
+        }
+        self.tries = tries
         me = obs.seat
         n = obs.players
         alive = obs.in_game
         self._rules: Rules = obs.rules
+        self._table = value_table(obs.rules)
         self._me = me
         #: Per seat: the cards known to be in its hand (this seat: the whole hand).
         self.known: tuple[tuple[Card, ...], ...] = tuple(tuple(sorted(k.known[s])) for s in range(n))
@@ -98,14 +126,8 @@ class Sampler:
         self._owes = owes_from_history(n, alive, obs.knocker, obs.history)
         self._restocks = sum(1 for ev in obs.history if ev.kind is EventKind.RESTOCK)
         self._opponents = tuple(s for s in range(n) if alive[s] and s != me)
-        self.last_turns: dict[int, LastTurn] = _last_turns(obs, k.upcard) if infer else {}
-        #: Per opponent: how many extra cards its guessed hand is the best of.
-        self.looks: dict[int, int] = {}
-        if looks:
-            for s in self._opponents:
-                draws = sum(1 for ev in obs.history if ev.seat == s and ev.kind is EventKind.DRAW_STOCK)
-                self.looks[s] = int(looks * draws + 0.5)
-        self._table = value_table(obs.rules)
+        #: Per opponent still in: its completed turns this round, oldest first (when inferring).
+        self.turns: dict[int, tuple[Turn, ...]] = opponent_turns(obs, k.upcard) if infer else {}
 
     def sample(self, rng: random.Random) -> Position:
         """One consistent guess of the whole position, drawn with ``rng``."""
@@ -117,15 +139,10 @@ class Sampler:
         at = 0
         for s in self._opponents:
             u = self.unknown[s]
-            looks = self.looks.get(s, 0)
-            if looks and u:
-                guess = self._best_of(s, pool, at, u, looks, rng)
-            else:
-                guess = pool[at : at + u]
-                last = self.last_turns.get(s)
-                if last is not None and u:
-                    guess = self._redraw(s, last, guess, pool, at, rng)
-            hands[s] = self.known[s] + tuple(guess)
+            turns = self.turns.get(s)
+            if turns and u:
+                self._redraw(s, turns, pool, at, u, rng)
+            hands[s] = self.known[s] + tuple(pool[at : at + u])
             at += u
         dead = self._dead_known + tuple(pool[at : at + self._dead_unknown])
         at += self._dead_unknown
@@ -160,81 +177,95 @@ class Sampler:
 
     # ------------------------------------------------------------------ inference
 
-    def _best_of(self, seat: int, pool: list[Card], at: int, u: int, looks: int, rng: random.Random) -> list[Card]:
-        """Fill ``seat``'s ``u`` unknown slots with the best of ``u + looks`` pool cards.
-
-        The chosen cards move to ``pool[at:at+u]``; the cards passed over are swapped with
-        random later pool cards, so that the next hands and the stock are not left the
-        weak ones.
-        """
-        end = min(len(pool), at + u + looks)
-        seg = pool[at:end]
-        known = self.known[seat]
-        km = mask(known)
-        table = self._table
-        last = self.last_turns.get(seat) if self.infer else None
-        best: tuple[Card, ...] | None = None
-        best_v = -1.0
-        for combo in combinations(seg, u):
-            v = table[km | mask(combo)]
-            if v > best_v and (last is None or self._fits((*known, *combo), last)):
-                best, best_v = combo, v
-        if best is None:
-            best = tuple(seg[:u])
-        chosen = set(best)
-        rest = [c for c in seg if c not in chosen]
-        pool[at:end] = [*best, *rest]
-        for j in range(at + u, end):
-            k = rng.randrange(j, len(pool))
-            pool[j], pool[k] = pool[k], pool[j]
-        return list(best)
-
     def _redraw(
-        self, seat: int, last: LastTurn, guess: list[Card], pool: list[Card], at: int, rng: random.Random
-    ) -> list[Card]:
-        """Swap cards of ``guess`` with later pool cards until it fits ``last``, or give up.
+        self, seat: int, turns: tuple[Turn, ...], pool: list[Card], at: int, u: int, rng: random.Random
+    ) -> None:
+        """Swap the guess ``pool[at:at+u]`` with later pool cards until it fits ``turns``.
 
-        Swapping within ``pool`` (rather than drawing afresh) keeps every card in one place.
-        Guessed hands are accepted after :data:`INFER_TRIES` misfits so that an opponent who
-        does not play greedily is still guessed at, only less sharply.
+        After ``tries`` misfits it keeps the guess that explained the most recent turns.
+        Swapping within the pool keeps every card in exactly one place; later opponents and
+        the stock draw from what is left, so the cards a guess gives back return there.
         """
-        u = len(guess)
-        rest = len(pool) - at - u
+        end = at + u
+        rest = len(pool) - end
         known = self.known[seat]
-        for _ in range(INFER_TRIES):
-            if self._fits((*known, *pool[at : at + u]), last) or rest <= 0:
+        want = len(turns)
+        best: list[Card] = []
+        best_depth = -1
+        for _ in range(self.tries):
+            guess = pool[at:end]
+            depth = self.explained((*known, *guess), turns)
+            if depth == want:
+                return
+            if depth > best_depth:
+                best, best_depth = guess, depth
+            if rest <= 0:
                 break
-            for i in range(at, at + u):
-                j = at + u + rng.randrange(rest)
+            for i in range(at, end):
+                j = end + rng.randrange(rest)
                 pool[i], pool[j] = pool[j], pool[i]
-        return pool[at : at + u]
+        # Put the best guess back in the hand's slots (its cards are somewhere in pool[at:]).
+        for i, c in enumerate(best):
+            j = pool.index(c, at)
+            pool[at + i], pool[j] = pool[j], pool[at + i]
 
-    def _fits(self, hand: tuple[Card, ...], last: LastTurn) -> bool:
-        """Whether a greedy player holding ``hand`` now would have played ``last`` as it did."""
+    def fits(self, hand: tuple[Card, ...], turns: tuple[Turn, ...]) -> bool:
+        """Whether a greedy player now holding ``hand`` could have played ``turns`` as it did."""
+        return self.explained(hand, turns) == len(turns)
+
+    def explained(self, hand: tuple[Card, ...], turns: tuple[Turn, ...]) -> int:
+        """How many of the latest ``turns`` a greedy player now holding ``hand`` explains.
+
+        Replays the turns backwards, undoing each: the hand before a turn is the hand after
+        it plus the discard, less the card drawn. Which card a stock draw brought is unknown,
+        so every possible one is tried (depth first, stopping once all turns are explained).
+        """
+        return self._explain(hand, turns, len(turns) - 1)
+
+    def _explain(self, h: tuple[Card, ...], turns: tuple[Turn, ...], i: int) -> int:
+        if i < 0:
+            return 0
         table = self._table
-        rules = self._rules
-        d = last.discarded
-        four = mask(hand) | (1 << d)
-        kept = table[four ^ (1 << d)]
-        # The discard: nothing else it could throw would have left more.
-        for c in hand:
-            if c != last.taken and table[four ^ (1 << c)] > kept:
-                return False
-        if last.taken is not None:
-            # It took the discard, so that card raised the hand it held before.
-            before = four ^ (1 << last.taken)
-            return kept > table[before]
-        if last.passed is None:
-            return True
-        # It drew from the stock, so the discard it passed over did not help. Which of the four
-        # cards came from the stock is unknown, so any of them may have (a loose but safe test).
-        p = last.passed
-        for x in (*hand, d):
-            before = four ^ (1 << x)
-            three = tuple(c for c in (*hand, d) if c != x)
-            if best_discard((*three, p), rules, forbidden=p)[1] <= table[before]:
-                return True
-        return False
+        t = turns[i]
+        d = t.discarded
+        if d in h:
+            return 0  # it threw d and holds it again: only after a restock, not this path
+        four = (*h, d)
+        # Greedy throws the card that leaves the most and, among equals, the cheapest.
+        if discard_choice(table, four, t.taken)[0] != d:
+            return 0
+        m4 = mask(four)
+        limit = self._knock_limit.get(t.seats_in, _NO_LIMIT) if t.could_knock else _NO_LIMIT
+        if t.taken is not None:
+            x = t.taken
+            if x not in h:
+                return 0
+            before = table[m4 ^ (1 << x)]
+            # It took the discard, so that card raised its hand; and it did not knock.
+            if table[m4 ^ (1 << d)] <= before or before >= limit:
+                return 0
+            return 1 + self._explain(tuple(c for c in four if c != x), turns, i - 1)
+        p = t.passed
+        if p is not None and p in four:
+            return 0  # the card passed over was in the pile, not in this hand
+        best = 0
+        for x in four:
+            if x in t.held:
+                continue
+            m3 = m4 ^ (1 << x)
+            before = table[m3]
+            if before >= limit:
+                continue  # it would have knocked instead
+            if p is not None:
+                # It drew from the stock, so the discard it passed over did not help.
+                tp = 1 << p
+                if any(table[(m3 ^ (1 << c)) | tp] > before for c in four if c != x):
+                    continue
+            depth = 1 + self._explain(tuple(c for c in four if c != x), turns, i - 1)
+            if depth > i:
+                return depth  # every turn explained
+            best = max(best, depth)
+        return best
 
 
 def _dead_hand_cards(obs: Observation) -> int:
@@ -255,39 +286,65 @@ def _dead_hand_cards(obs: Observation) -> int:
     return total
 
 
-def _last_turns(obs: Observation, upcard: Card | None) -> dict[int, LastTurn]:
-    """Each opponent's last completed draw-and-discard this round, with the pile top it saw.
+def opponent_turns(obs: Observation, upcard: Card | None = None) -> dict[int, tuple[Turn, ...]]:
+    """Each opponent's completed draw-and-discard turns this round, oldest first.
 
-    Replays the discard pile's top through the history. Where the top is the round's up-card
-    and the seat cannot name it, the pass is not read.
+    Replays the discard pile's top through the history to know what each stock draw passed
+    over (where the top is the round's up-card and the seat cannot name it, ``passed`` is
+    None). Only seats still in are listed.
     """
+    rules = obs.rules
     pile: list[Card | None] = [upcard]
-    out: dict[int, LastTurn] = {}
-    draw: tuple[int, Card | None, Card | None] | None = None
+    turns: dict[int, list[Turn]] = {}
+    held: dict[int, set[Card]] = {}
+    knocked = False
+    turn_no = 0
+    first_done: set[int] = set()
+    seats_in = sum(obs.in_game) + sum(1 for ev in obs.history if ev.kind is EventKind.FORFEIT)
+    draw: tuple[int, Card | None, Card | None, bool] | None = None
     for ev in obs.history:
         kind = ev.kind
-        if kind is EventKind.DRAW_STOCK:
-            draw = (ev.seat, None, pile[-1] if pile else None)
-        elif kind is EventKind.DRAW_DISCARD:
-            if pile:
-                pile.pop()
-            draw = (ev.seat, ev.card, None)
+        s = ev.seat
+        if kind is EventKind.DRAW_STOCK or kind is EventKind.DRAW_DISCARD:
+            ban = rules.knock_ban
+            could = not knocked and not (
+                (ban == "first_turn" and turn_no == 0) or (ban == "first_lap" and s not in first_done)
+            )
+            if kind is EventKind.DRAW_STOCK:
+                draw = (s, None, pile[-1] if pile else None, could)
+            else:
+                if pile:
+                    pile.pop()
+                # Under empty_stock=showdown a discard draw may mean the stock was empty.
+                draw = (s, ev.card, None, could and rules.empty_stock != "showdown")
         elif kind is EventKind.DISCARD and ev.card is not None:
-            if draw is not None and draw[0] == ev.seat and ev.seat != obs.seat:
-                out[ev.seat] = LastTurn(ev.seat, draw[1], draw[2], ev.card)
+            h = held.setdefault(s, set())
+            if draw is not None and draw[0] == s and s != obs.seat:
+                taken = draw[1]
+                turns.setdefault(s, []).append(
+                    Turn(taken, draw[2], ev.card, frozenset(h), draw[3], seats_in)
+                )
+                if taken is not None:
+                    h.add(taken)
+            h.discard(ev.card)
             pile.append(ev.card)
             draw = None
+            turn_no += 1
+            first_done.add(s)
+        elif kind is EventKind.KNOCK:
+            knocked = True
+            turn_no += 1
+            first_done.add(s)
         elif kind is EventKind.RESTOCK:
             pile = pile[-1:]
         elif kind is EventKind.FORFEIT:
-            out.pop(ev.seat, None)
+            turns.pop(s, None)
             draw = None
-    # Only seats still in (and holding three cards) are read.
-    return {s: t for s, t in out.items() if obs.in_game[s]}
+        elif kind is EventKind.PASS:
+            turn_no += 1
+    return {s: tuple(t) for s, t in turns.items() if obs.in_game[s] and s != obs.seat}
 
 
-def deal(view: View | Observation, rng: random.Random, *, infer: bool = False) -> Position:
+def deal(view: View | Observation, rng: random.Random, *, infer: bool = True) -> Position:
     """One consistent guess of the position behind ``view`` (a one-off :class:`Sampler`)."""
     return Sampler(view, infer=infer).sample(rng)
-
-

@@ -195,10 +195,6 @@ def _resolve(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], result: 
         loop.call_soon_threadsafe(settle)
 
 
-class _BotError(Exception):
-    """Bot code raised: the stream ends with INTERNAL naming the exception."""
-
-
 # ---------------------------------------------------------------- the service
 
 

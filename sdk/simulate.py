@@ -21,6 +21,7 @@ numbers), which is what a Monte Carlo bot does at each decision.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Mapping, Sequence
 
@@ -50,6 +51,29 @@ Score = Callable[[RoundResult], float]
 
 # best_discard's tie-break: the cheapest card (then the lowest index) goes first.
 _DISCARD_ORDER = tuple(c.value * 64 + c for c in DECK)
+
+def discard_choice(table: Mapping[int, float], hand: Sequence[Card], forbidden: Card | None) -> tuple[Card, float]:
+    """:func:`referee.game.best_discard` with the value table passed in, for hot loops.
+
+    The same choice, ties included (the cheapest card first, then the lowest index): the
+    discard that leaves the highest value, and that value. ``table`` is
+    :func:`~referee.game.value_table` of the rules in force.
+    """
+    full = 0
+    for c in hand:
+        full |= 1 << c
+    key = _DISCARD_ORDER
+    bc = hand[0]
+    bv = -1.0
+    bk = 1 << 30
+    for c in hand:
+        if c == forbidden:
+            continue
+        v = table[full ^ (1 << c)]
+        if v > bv or (v == bv and key[c] < bk):
+            bc, bv, bk = c, v, key[c]
+    return bc, bv
+
 
 #: Knock threshold of :func:`greedy_policy` by default (the ``greedy`` sample bot's).
 GREEDY_KNOCK_AT = 22.0
@@ -93,24 +117,7 @@ def greedy_policy(rules: Rules, knock_at: float | Mapping[int, float] = GREEDY_K
     by_size: dict[int, float] = (
         {n: float(knock_at) for n in range(2, 10)} if isinstance(knock_at, int | float) else dict(knock_at)
     )
-    key = _DISCARD_ORDER
-
-    def best(h: Sequence[Card], forbidden: Card | None) -> tuple[Card, float]:
-        # referee.game.best_discard inlined (the rollouts' hottest call): the highest value
-        # left, ties to the cheapest card first, exactly as best_discard breaks them.
-        full = 0
-        for c in h:
-            full |= 1 << c
-        bc = h[0]
-        bv = -1.0
-        bk = 1 << 30
-        for c in h:
-            if c == forbidden:
-                continue
-            v = table[full ^ (1 << c)]
-            if v > bv or (v == bv and key[c] < bk):
-                bc, bv, bk = c, v, key[c]
-        return bc, bv
+    best = functools.partial(discard_choice, table)
 
     def act(m: Match) -> Action:
         s = m.current
@@ -190,6 +197,8 @@ class Evaluator:
     Every call to :meth:`add` plays *each* candidate from the same position with the same
     restock shuffles (common random numbers): the difference between two candidates' means
     then measures the candidates, not the luck of the guesses, and few samples suffice.
+    The first candidate is the *default*: :meth:`best` leaves it only for a candidate that
+    is better by a margin the samples support.
     """
 
     def __init__(self, actions: Sequence[Action], policies: Policy | Sequence[Policy], score: Score) -> None:
@@ -200,14 +209,22 @@ class Evaluator:
         self.score = score
         #: Per candidate (same order as ``actions``): the sum of its scores.
         self.totals = [0.0] * len(self.actions)
+        # Per candidate: the sum of squared differences from the default's score, sample by
+        # sample, for the standard error of the paired difference.
+        self._diff_sq = [0.0] * len(self.actions)
         #: Guesses played so far (each candidate was played on each).
         self.samples = 0
 
     def add(self, position: Position, seed: int) -> None:
         """Play every candidate from ``position``; restocks shuffle from ``random.Random(seed)``."""
+        base = 0.0
         for i, a in enumerate(self.actions):
             result = rollout(position, self.policies, first=a, rng=random.Random(seed))
-            self.totals[i] += self.score(result)
+            x = self.score(result)
+            if i == 0:
+                base = x
+            self.totals[i] += x
+            self._diff_sq[i] += (x - base) ** 2
         self.samples += 1
 
     def means(self) -> list[float]:
@@ -215,10 +232,27 @@ class Evaluator:
         k = self.samples or 1
         return [t / k for t in self.totals]
 
-    def best(self) -> Action:
-        """The candidate with the highest mean score; ties go to the earliest candidate."""
+    def advantage(self, i: int) -> tuple[float, float]:
+        """Candidate ``i``'s mean score minus the default's, and that difference's standard error."""
+        k = self.samples
+        if k < 2:
+            return 0.0, float("inf")
+        d = (self.totals[i] - self.totals[0]) / k
+        var = max(0.0, (self._diff_sq[i] / k - d * d) * k / (k - 1))
+        return d, (var / k) ** 0.5
+
+    def best(self, margin: float = 0.0) -> Action:
+        """The candidate with the highest mean score, if it beats the default by ``margin``
+        standard errors of the paired difference; otherwise the default (the first).
+
+        Ties go to the earlier candidate.
+        """
         best_i = 0
         for i, t in enumerate(self.totals):
             if t > self.totals[best_i]:
                 best_i = i
+        if best_i and margin > 0:
+            d, se = self.advantage(best_i)
+            if d <= margin * se:
+                return self.actions[0]
         return self.actions[best_i]

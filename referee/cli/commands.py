@@ -5,5 +5,6 @@ from __future__ import annotations
 from referee.cli import (
     bot,  # noqa: F401  (thirtyone bot ...)
     match,  # noqa: F401  (thirtyone match)
+    replay,  # noqa: F401  (thirtyone replay)
     tournament,  # noqa: F401  (thirtyone tournament, submit, bots, withdraw, standings, demo)
 )

@@ -34,9 +34,7 @@ _DEFAULT_TC = TimeControl()
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    # console.fail always exits; this tells the type checker so.
     fail(message, code)
-    raise typer.Exit(code)  # pragma: no cover
 
 
 def _log_path(log: Path | None, match_id: str) -> Path:

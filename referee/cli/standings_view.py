@@ -69,13 +69,13 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     """The rich standings table plus the head-to-head matrix."""
     t = Table(
         title=title,
-        caption=settings.describe() + "\nμ±σ: openskill rating · n: matches · place: mean placing · "
+        caption=settings.describe() + "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
         "lives/rd: lives lost per round · T/C/I/M: timeouts/crashes/illegal/malformed",
         caption_justify="left",
     )
     t.add_column("#", justify="right")
     t.add_column("bot", style="bold", no_wrap=True)
-    t.add_column("μ±σ", justify="right", no_wrap=True)
+    t.add_column("μ±σ", justify="right", no_wrap=True)  # noqa: RUF001
     t.add_column("n", justify="right")
     t.add_column("win (95% CI)", justify="right", no_wrap=True)
     t.add_column("place", justify="right")
@@ -89,9 +89,9 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
             b.name,
             f"{b.mu:.1f}±{b.sigma:.1f}",
             str(b.matches),
-            f"{b.win_rate:.0%} ({b.win_low:.0%}–{b.win_high:.0%})" if b.matches else "–",
-            f"{b.mean_placing:.2f}" if b.matches else "–",
-            f"{b.lives_per_round:.3f}" if b.rounds else "–",
+            f"{b.win_rate:.0%} ({b.win_low:.0%}–{b.win_high:.0%})" if b.matches else "–",  # noqa: RUF001
+            f"{b.mean_placing:.2f}" if b.matches else "–",  # noqa: RUF001
+            f"{b.lives_per_round:.3f}" if b.rounds else "–",  # noqa: RUF001
             Text(faults + (f" {b.forfeits} out" if b.forfeits else ""), style=fault_style),
         )
     names = [b.name for b in st.bots]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import time
 import tomllib
@@ -11,7 +12,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from referee.cli.app import app
@@ -20,8 +29,8 @@ from referee.cli.standings_view import standings_csv, standings_json, standings_
 from referee.faults import BotError
 from referee.game import RulesError, parse_overrides
 from referee.timecontrol import TimeControl
-from referee.tournament.runner import RunReport, TaskResult, run_pending
-from referee.tournament.settings import SettingsError, TournamentSettings
+from referee.tournament.runner import RunError, RunReport, TaskResult, run_pending
+from referee.tournament.settings import SettingsError, TournamentSettings, section
 from referee.tournament.standings import FAULT_KINDS, compute_standings
 from referee.tournament.store import StoreError, TournamentStore
 from referee.tournament.submit import SubmissionError, submit
@@ -68,17 +77,17 @@ def new_command(
         except tomllib.TOMLDecodeError as e:
             fail(f"{config} is not valid TOML: {e}")
     try:
-        rules = dict(data.get("rules", {}))
+        rules = section(data, "rules")
         if preset is not None:
             rules["preset"] = preset
         rules.update(parse_overrides(rule or []))
         data["rules"] = rules
-        tc = dict(data.get("time_control", {}))
+        tc = section(data, "time_control")
         for key, value in (("budget_ms", budget_ms), ("bank_ms", bank_ms), ("grace_ms", grace_ms)):
             if value is not None:
                 tc[key] = value
         data["time_control"] = tc
-        tour = dict(data.get("tournament", {}))
+        tour = section(data, "tournament")
         for key, v in (
             ("table_size", table_size),
             ("games", games),
@@ -94,9 +103,9 @@ def new_command(
     except (SettingsError, RulesError, StoreError) as e:
         fail(str(e))
     store.close()
-    out.print(f"created tournament [bold]{folder}[/]")
+    out.print(f"created tournament [bold]{escape(str(folder))}[/]")
     out.print(settings.describe(), highlight=False)
-    out.print(f"next: thirtyone submit {folder} BOT   (then: thirtyone tournament run {folder})", highlight=False)
+    out.print(escape(f"next: thirtyone submit {folder} BOT   (then: thirtyone tournament run {folder})"), highlight=False)
 
 
 @app.command("submit")
@@ -114,7 +123,7 @@ def submit_command(
     """Submit a bot: it must pass a short match against the random bot first."""
     store = _open(folder)
     with store:
-        err.print(f"validating {bot!r} with a short match against the random bot…", highlight=False)
+        err.print(escape(f"validating {bot!r} with a short match against the random bot…"), highlight=False)
         try:
             entry = submit(store, bot, name)
         except (SubmissionError, StoreError, SettingsError, BotError) as e:
@@ -123,8 +132,9 @@ def submit_command(
             fail(f"cannot copy the bot into the tournament: {e}")
     extra = f" (copied, sha256 {entry.sha256[:12]}…)" if entry.sha256 else ""
     out.print(
-        f"submitted [bold]{entry.name}[/]: {entry.bot_name} {entry.bot_version}"
-        + (f" by {entry.author}" if entry.author else "")
+        # The bot's identity is the bot's own text, never markup.
+        f"submitted [bold]{entry.name}[/]: {escape(entry.bot_name)} {escape(entry.bot_version)}"
+        + (f" by {escape(entry.author)}" if entry.author else "")
         + extra,
         highlight=False,
     )
@@ -134,11 +144,13 @@ def submit_command(
 def bots_command(folder: DirArg) -> None:
     """List the tournament's bots."""
     with _open(folder) as store:
-        t = Table(title=f"Bots in {folder}")
+        t = Table(title=f"Bots in {escape(str(folder))}")
         for col in ("name", "bot", "version", "author", "kind", "runs as", "matches"):
             t.add_column(col)
         for b in store.bots():
-            t.add_row(b.name, b.bot_name, b.bot_version, b.author, b.kind, b.spec, str(store.matches_of(b.name)))
+            # Name, version and author are the bot's own text: shown as text, never as markup.
+            cells = (b.name, b.bot_name, b.bot_version, b.author, b.kind, b.spec, str(store.matches_of(b.name)))
+            t.add_row(*map(escape, cells))
         out.print(t)
 
 
@@ -190,7 +202,7 @@ def _run(store: TournamentStore, jobs: int, quiet: bool = False) -> RunReport:
             progress.advance(task_id)
         else:
             failed += 1
-            err.print(f"[red]match {r.key} not played:[/] {r.error}", highlight=False)
+            err.print(f"[red]match {r.key} not played:[/] {escape(r.error)}", highlight=False)
         progress.update(task_id, description=fault_text())
 
     with progress:
@@ -209,6 +221,10 @@ def _report(report: RunReport, jobs: int) -> None:
         err.print(f"nothing to play: all {report.total} scheduled matches are done", highlight=False)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 @tournament_app.command("run")
 def run_command(
     folder: DirArg,
@@ -223,11 +239,19 @@ def run_command(
                 f"the tournament has {len(store.bots())} bot(s) but tables of {store.settings.table_size}; "
                 f"submit more with 'thirtyone submit {folder} BOT'"
             )
+        # SIGTERM (a scheduler stopping the job) stops the run the way Ctrl-C does.
+        previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             report = _run(store, jobs)
         except KeyboardInterrupt:
             err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
             raise typer.Exit(130) from None
+        except StoreError as e:  # another run holds the folder
+            fail(str(e))
+        except RunError as e:  # a worker died (killed, out of memory)
+            fail(str(e), 1)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
         _report(report, jobs)
         if report.failed:
             fail(f"{len(report.failed)} match(es) could not be played; fix the bot and run again", 1)
@@ -253,7 +277,7 @@ def standings_command(
     elif as_csv:
         typer.echo(standings_csv(st), nl=False)
     else:
-        out.print(standings_table(st, settings, title=f"Standings of {folder} ({st.matches} matches)"))
+        out.print(standings_table(st, settings, title=f"Standings of {escape(str(folder))} ({st.matches} matches)"))
 
 
 DEMO_BOTS = ("random", "greedy", "threshold")
@@ -274,7 +298,7 @@ def demo_command(
     except (StoreError, SettingsError) as e:
         fail(str(e))
     with store:
-        out.print(f"[bold]demo tournament[/] in {where}: {', '.join(DEMO_BOTS)}", highlight=False)
+        out.print(f"[bold]demo tournament[/] in {escape(str(where))}: {', '.join(DEMO_BOTS)}", highlight=False)
         out.print(settings.describe(), highlight=False)
         for name in DEMO_BOTS:
             try:

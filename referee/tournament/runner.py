@@ -66,6 +66,10 @@ class TaskResult:
     startup_s: float = 0.0
 
 
+class RunError(RuntimeError):
+    """The executor could not play every task (e.g. a worker process was killed)."""
+
+
 class Executor(Protocol):
     """Plays tasks and yields their results as they finish."""
 
@@ -82,7 +86,9 @@ def log_name(key: str) -> str:
 def launch_of(store: TournamentStore, entry: BotEntry) -> BotLaunch:
     """How to start a submitted bot, relative to its tournament folder."""
     cwd = entry.cwd or str(store.folder)
-    if entry.kind == "file":
+    if entry.kind in ("file", "sample"):
+        # Neither depends on where it was submitted from (a folder that may be gone since):
+        # a file was copied into the tournament, and a sample bot is an installed module.
         cwd = str(store.folder)
     return BotLaunch(entry.name, f"{entry.name}={entry.spec}", str(Path(cwd).resolve()))
 
@@ -190,7 +196,7 @@ async def _worker_loop(tasks: Any, results: Any) -> None:
                 )
             except BotError as e:
                 results.put(TaskResult(task.match.key, False, {}, str(e), time.monotonic() - started, startup))
-            except Exception as e:  # noqa: BLE001 - reported, and the match is played again next run
+            except Exception as e:  # reported, and the match is played again next run
                 err = f"{type(e).__name__}: {e}"
                 results.put(TaskResult(task.match.key, False, {}, err, time.monotonic() - started, startup))
     finally:
@@ -244,7 +250,12 @@ class LocalPool:
                     r: TaskResult = result_q.get(timeout=0.5)
                 except queue.Empty:
                     if not any(w.is_alive() for w in workers):
-                        raise RuntimeError("every tournament worker stopped before the work was done") from None
+                        codes = ", ".join(str(w.exitcode) for w in workers)
+                        raise RunError(
+                            f"the tournament's workers stopped with {len(tasks) - got} match(es) not played "
+                            f"(exit codes {codes}; a negative code is the signal that killed one); "
+                            "the finished matches are saved: run again to play the rest"
+                        ) from None
                     continue
                 got += 1
                 yield r
@@ -283,7 +294,19 @@ def run_pending(
     """Play every pending match of the tournament, committing each one as it finishes.
 
     ``on_start(pending, total)`` is called once; ``on_result`` after each match is stored.
+    Raises :class:`~referee.tournament.store.StoreError` if another run holds the folder.
     """
+    with store.run_lock():
+        return _run_locked(store, jobs, executor, on_start, on_result)
+
+
+def _run_locked(
+    store: TournamentStore,
+    jobs: int,
+    executor: Executor | None,
+    on_start: Callable[[int, int], None] | None,
+    on_result: Callable[[TaskResult], None] | None,
+) -> RunReport:
     tasks, total = pending_tasks(store)
     report = RunReport(total=total, already_done=total - len(tasks))
     if on_start is not None:

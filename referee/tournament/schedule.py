@@ -7,7 +7,6 @@ seat with the same cards (as duplicate bridge and ACPC poker do, to cancel the d
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from dataclasses import dataclass
 from itertools import combinations

@@ -19,9 +19,17 @@ class SettingsError(ValueError):
     """Tournament settings that cannot be used (names the setting and what it accepts)."""
 
 
+def section(data: dict[str, Any], name: str) -> dict[str, Any]:
+    """A copy of table ``name`` of the settings (empty if absent); an error if it is not a table."""
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise SettingsError(f"[{name}] must be a table of settings, got {value!r}")
+    return dict(value)
+
+
 def check_bot_name(name: str) -> str:
     """A bot's name in a tournament: 1-40 letters, digits, ``_ . -``, starting alphanumeric."""
-    if not BOT_NAME.match(name):
+    if not BOT_NAME.fullmatch(name):
         raise SettingsError(
             f"bot name {name!r} is not allowed: use 1-40 letters, digits, '_', '.' or '-', "
             "starting with a letter or digit"
@@ -78,7 +86,7 @@ class TournamentSettings:
         unknown = set(data) - known
         if unknown:
             raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-        flat = dict(data.get("tournament", {}))
+        flat = section(data, "tournament")
         for k in ("table_size", "games", "seed", "fault_policy", "max_strikes"):
             if k in data:
                 flat[k] = data[k]
@@ -86,10 +94,10 @@ class TournamentSettings:
         if unknown_t:
             raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
         try:
-            rules = rules_from_mapping(data.get("rules", {}))
+            rules = rules_from_mapping(section(data, "rules"))
         except RulesError as e:
             raise SettingsError(str(e)) from None
-        tc_data = dict(data.get("time_control", {}))
+        tc_data = section(data, "time_control")
         unknown_tc = set(tc_data) - {"budget_ms", "bank_ms", "grace_ms"}
         if unknown_tc:
             raise SettingsError(f"unknown [time_control] setting(s): {', '.join(sorted(unknown_tc))}")
@@ -120,7 +128,7 @@ class TournamentSettings:
         """One line for headers: rules, table size, deals, time control."""
         return (
             f"rules {self.rules.describe()} · {self.table_size} seats/table · {self.games} deals/table "
-            f"× {self.table_size} rotations · {self.time_control.describe()} · faults {self.fault_policy}"
+            f"× {self.table_size} rotations · {self.time_control.describe()} · faults {self.fault_policy}"  # noqa: RUF001
         )
 
 

@@ -6,6 +6,7 @@ killed loses at most the matches in flight and never records one twice.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ from typing import Any
 from referee.tournament.settings import SettingsError, TournamentSettings
 
 DB_NAME = "tournament.db"
+#: The lock file held while a run plays the tournament (see :meth:`TournamentStore.run_lock`).
+LOCK_NAME = "run.lock"
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -140,22 +143,30 @@ class TournamentStore:
         db = folder / DB_NAME
         if not db.exists():
             raise StoreError(f"{folder} is not a tournament folder (no {DB_NAME}); create one with 'thirtyone tournament new {folder}'")
+        conn: sqlite3.Connection | None = None
         try:
             # mode=rw: never create a database where one is missing.
             conn = sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             conn.execute("SELECT count(*) FROM bots").fetchone()
             conn.execute("SELECT count(*) FROM matches").fetchone()
+            version = rows.get("schema_version")
+            if version != str(SCHEMA_VERSION):
+                raise StoreError(f"{db} has schema version {version!r}; this thirtyone reads version {SCHEMA_VERSION}")
+            if "settings" not in rows:
+                raise StoreError(f"{db} has no settings; it was left as it is")
+            store = TournamentStore(folder, conn)
+            _ = store.settings  # validate now, so every command fails early and the same way
+            return store
         except sqlite3.DatabaseError as e:
+            if conn is not None:
+                conn.close()
             raise StoreError(f"{db} is not a readable tournament database ({e}); it was left as it is") from None
-        version = rows.get("schema_version")
-        if version != str(SCHEMA_VERSION):
-            raise StoreError(f"{db} has schema version {version!r}; this thirtyone reads version {SCHEMA_VERSION}")
-        if "settings" not in rows:
-            raise StoreError(f"{db} has no settings; it was left as it is")
-        store = TournamentStore(folder, conn)
-        store.settings  # validate now, so every command fails early and the same way
-        return store
+        except BaseException:
+            # Not left open for the garbage collector: a long-lived caller would keep the file.
+            if conn is not None:
+                conn.close()
+            raise
 
     def close(self) -> None:
         """Close the database."""
@@ -177,6 +188,25 @@ class TournamentStore:
             raise
         else:
             self._conn.execute("COMMIT")
+
+    @contextmanager
+    def run_lock(self) -> Iterator[None]:
+        """Hold the folder's run lock: one run (or withdrawal) at a time.
+
+        Two runs at once would play the same pending matches twice. The lock is an ``flock``
+        on :data:`LOCK_NAME` in the folder, so the kernel releases it when its holder dies,
+        even by SIGKILL: a killed run never blocks the next one.
+        """
+        path = self.folder / LOCK_NAME
+        with open(path, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StoreError(
+                    f"{self.folder} is being played by another 'thirtyone tournament run'; "
+                    "wait for it to finish or stop it, then try again"
+                ) from None
+            yield
 
     # ------------------------------------------------------------- settings
 
@@ -231,11 +261,13 @@ class TournamentStore:
         if entry is None:
             known = ", ".join(b.name for b in self.bots()) or "none"
             raise StoreError(f"no bot named {name!r} in this tournament (bots: {known})")
-        played = self.matches_of(name)
-        if played:
-            raise StoreError(f"{name!r} has already played {played} match(es); a bot can only be withdrawn before it plays")
-        with self._tx() as c:
-            c.execute("DELETE FROM bots WHERE name = ?", (name,))
+        # Under the run lock: a run under way may be playing this bot's first matches now.
+        with self.run_lock():
+            played = self.matches_of(name)
+            if played:
+                raise StoreError(f"{name!r} has already played {played} match(es); a bot can only be withdrawn before it plays")
+            with self._tx() as c:
+                c.execute("DELETE FROM bots WHERE name = ?", (name,))
         return entry
 
     # ------------------------------------------------------------- matches

@@ -53,7 +53,7 @@ from referee.timecontrol import TimeControl
 
 @dataclass(frozen=True)
 class FaultPlan:
-    """A bot faults at one decision (numbered from 1, as the referee's decision ids)."""
+    """A bot faults instead of answering; ``{card}`` in the message is a card of its hand."""
 
     kind: wire.FaultKindName
     message: str
@@ -72,8 +72,8 @@ class Plan:
     patient_rounds: Iterable[int] = ()
     #: Round -> the whole deck in dealing order (see :func:`crafted_deck`).
     decks: Mapping[int, Sequence[Card]] = field(default_factory=dict)
-    #: Decision id -> the fault the seat to move commits instead of answering.
-    faults: Mapping[int, FaultPlan] = field(default_factory=dict)
+    #: (seat, k) -> the fault the seat commits at its k-th decision (from 1) instead of answering.
+    faults: Mapping[tuple[int, int], FaultPlan] = field(default_factory=dict)
     fault_policy: wire.FaultPolicyName = "lenient"
     max_strikes: int = 3
     match_id: str = "fixture"
@@ -122,6 +122,10 @@ def policy(obs: Observation, rules: Rules, knock_at: float, patient: bool) -> Ac
     """Greedy play: the best discard; knock at ``knock_at``; take the discard if it helps."""
     legal = obs.legal_actions
     if obs.phase is Phase.DISCARD:
+        if patient and obs.drawn_from is Pile.STOCK:
+            # Keep the hand as dealt: no 31 can end a patient round early.
+            assert obs.drawn_card is not None
+            return discard(obs.drawn_card)
         forbidden = obs.drawn_card if obs.drawn_from is Pile.DISCARD else None
         card, _ = best_discard(obs.hand, rules, forbidden)
         return discard(card)
@@ -192,20 +196,20 @@ def write_fixture(path: Path, plan: Plan) -> Path:
             seat = m.current
             did += 1
             decisions[seat] += 1
-            fault = plan.faults.get(did)
+            fault = plan.faults.get((seat, decisions[seat]))
             if fault is not None:
                 faults[seat] += 1
                 kinds[seat].append(fault.kind)
                 forfeit = faults[seat] >= max_strikes
                 action = None if forfeit else default_action(m)
-                info = wire.FaultInfo(fault.kind, seat, m.round_no, m.turn, did, fault.message, faults[seat], forfeit, action)
+                message = fault.message.format(card=m.hand(seat)[0])
+                info = wire.FaultInfo(fault.kind, seat, m.round_no, m.turn, did, message, faults[seat], forfeit, action)
                 w.write(wire.fault_event_to_pb(info))
                 if action is not None:
                     m.apply(action)
                     w.write_many(_lines(m.take_records(), did, 0, True, m.turn))
                 else:
-                    reason = f"{faults[seat]} strikes: " + ", ".join(kinds[seat])
-                    m.forfeit(seat, reason)
+                    m.forfeit(seat, f"{faults[seat]} strikes: " + ", ".join(kinds[seat]))
                     w.write_many(_lines(m.take_records(), 0, 0, False, m.turn))
                 continue
             latency = 400 + (did * 37) % 900
@@ -236,7 +240,6 @@ STANDARD = Plan(names=("alice", "bob", "carol"), seed=7, knock_at=(22, 25, 20), 
 #: its hand, then two timeouts) and forfeits.
 SPECIALS = Plan(
     names=("alice", "bob", "carol", "dave"),
-    rules=Rules().with_options({"lives": 2}),
     seed=11,
     knock_at=(21, 23, 24, 22),
     decks={
@@ -244,9 +247,9 @@ SPECIALS = Plan(
         2: crafted_deck([0, 1, 2, 3], 0, {1: "Ah Kh 5c", 2: "9d 9c 3s"}, "Qh", seed=2),
     },
     faults={
-        5: FaultPlan("illegal", "illegal action discard Jd: the player must knock or draw before discarding"),
-        9: FaultPlan("timeout", "no answer within 360 ms"),
-        17: FaultPlan("timeout", "no answer within 360 ms"),
+        (3, 2): FaultPlan("illegal", "illegal action discard {card}: the player must knock or draw before discarding"),
+        (3, 5): FaultPlan("timeout", "no answer within 360 ms"),
+        (3, 9): FaultPlan("timeout", "no answer within 360 ms"),
     },
     match_id="fixture-specials",
 )

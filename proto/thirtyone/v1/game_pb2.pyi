@@ -646,7 +646,6 @@ class PublicEvent(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     CARD_FIELD_NUMBER: _builtins.int
-    STOCK_SIZE_FIELD_NUMBER: _builtins.int
     kind: Global___PublicEventKind.ValueType
     """What happened."""
     seat: _builtins.int
@@ -657,19 +656,16 @@ class PublicEvent(_message.Message):
     """The card involved: set for DRAW_DISCARD and DISCARD; for DRAW_STOCK only when the
     observing seat is the drawer (a stock card is secret). Empty otherwise.
     """
-    stock_size: _builtins.int
-    """For RESTOCK: the number of cards in the new stock. 0 for other kinds."""
     def __init__(
         self,
         *,
         kind: Global___PublicEventKind.ValueType = ...,
         seat: _builtins.int = ...,
         card: _builtins.str = ...,
-        stock_size: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "seat", b"seat", "stock_size", b"stock_size"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

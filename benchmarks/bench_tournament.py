@@ -1,0 +1,138 @@
+"""Tournament benchmark: matches per second with ``-j 1`` and ``-j 2`` for the sample bots.
+
+Run ``python benchmarks/bench_tournament.py`` (about 40-60 s on two cores). It creates one
+tournament of the sample bots (random, greedy, threshold; tables of ``--table-size``,
+``--games`` deals per table, each in every seat rotation), submits them (validation matches,
+not timed), copies the folder, then plays the copies with
+:func:`referee.tournament.runner.run_pending`: once with one job, once with two, ``--reps``
+times in turn (so that both see the same machine load). It prints, per run, the matches,
+the wall time, matches per second, the ratio of ``-j 2`` to ``-j 1``, and bot start-up's
+share: the seconds workers spent starting bot processes over the seconds they spent on
+matches (start-up included), and the cores kept busy (CPU seconds of the workers and
+their bots over wall seconds). Last, it checks that the two runs' results are the same.
+
+The aim: ``-j 2`` at least 1.6 times ``-j 1`` on two free cores, and start-up a small
+share. The machine's load average is printed too: other work on the cores lowers the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.tournament.runner import RunReport, run_pending
+from referee.tournament.settings import TournamentSettings
+from referee.tournament.store import TournamentStore
+from referee.tournament.submit import submit
+
+SAMPLES = ("random", "greedy", "threshold")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One timed run of a tournament."""
+
+    jobs: int
+    report: RunReport
+    results: dict[str, Any]
+    #: CPU seconds of the workers and everything they started (bots, watchdogs).
+    cpu_s: float
+
+    @property
+    def rate(self) -> float:
+        """Matches per second of wall time."""
+        return self.report.played / self.report.seconds if self.report.seconds else 0.0
+
+    @property
+    def cores(self) -> float:
+        """Cores kept busy on average: CPU seconds over wall seconds."""
+        return self.cpu_s / self.report.seconds if self.report.seconds else 0.0
+
+    @property
+    def startup_share(self) -> float:
+        """Seconds starting bots over seconds spent on matches, start-up included."""
+        return self.report.startup_s / self.report.match_s if self.report.match_s else 0.0
+
+
+def prepare(folder: Path, settings: TournamentSettings) -> None:
+    """A tournament of the sample bots in ``folder``, submitted and validated."""
+    with TournamentStore.create(folder, settings) as store:
+        for name in SAMPLES:
+            submit(store, name, cwd=folder)
+
+
+def play(base: Path, folder: Path, jobs: int) -> Run:
+    """Copy ``base`` to ``folder`` and play it to the end with ``jobs`` workers."""
+    shutil.copytree(base, folder)
+    with TournamentStore.open(folder) as store:
+        # Workers are reaped when the run ends, and each reaps its bots: their CPU time is
+        # all in this process's children's usage by then.
+        before = _children_cpu()
+        report = run_pending(store, jobs)
+        cpu = _children_cpu() - before
+        if report.failed:
+            raise SystemExit(f"{len(report.failed)} match(es) failed, e.g. {report.failed[0]}")
+        results = {m.key: (m.seats, m.placings, m.result["rounds"]) for m in store.matches()}
+    return Run(jobs, report, results, cpu)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its table."""
+    parser = argparse.ArgumentParser(description="tournament matches per second, -j 1 against -j 2")
+    parser.add_argument("--games", type=int, default=45, help="deals per table (default 45: 135 matches)")
+    parser.add_argument("--table-size", type=int, default=3, choices=(2, 3), help="seats per table (default 3)")
+    parser.add_argument("--reps", type=int, default=1, help="pairs of runs, alternating -j 1 and -j 2")
+    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--keep", action="store_true", help="keep the tournament folders and print where")
+    args = parser.parse_args(argv)
+
+    root = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
+    try:
+        settings = TournamentSettings(table_size=args.table_size, games=args.games, seed=args.seed)
+        base = root / "base"
+        prepare(base, settings)
+        load_before = os.getloadavg()
+        print(f"{settings.describe()}\n{os.cpu_count()} cores; load average {load_before[0]:.2f} at the start")
+        runs: list[tuple[Run, Run]] = []
+        for rep in range(args.reps):
+            one = play(base, root / f"j1-{rep}", 1)
+            two = play(base, root / f"j2-{rep}", 2)
+            if one.results != two.results:
+                raise SystemExit("-j 1 and -j 2 gave different results for the same seed")
+            runs.append((one, two))
+
+        print(f"\n{'run':<6} {'matches':>7} {'seconds':>8} {'matches/s':>10} {'j2/j1':>6} {'start-up':>9} {'cores busy':>11}")
+        for rep, (one, two) in enumerate(runs):
+            ratio = two.rate / one.rate if one.rate else 0.0
+            for r in (one, two):
+                shown = f"{ratio:6.2f}" if r is two else " " * 6
+                print(
+                    f"{f'-j {r.jobs}':<6} {r.report.played:>7} {r.report.seconds:>8.2f} {r.rate:>10.2f} "
+                    f"{shown} {r.startup_share:>9.1%} {r.cores:>11.2f}" + (f"   (rep {rep + 1})" if args.reps > 1 else "")
+                )
+        ratios = [two.rate / one.rate for one, two in runs if one.rate]
+        print(f"\nj2/j1: {statistics.median(ratios):.2f} (median of {len(ratios)}; aim >= 1.6 on two free cores)")
+        print(f"results of -j 1 and -j 2 identical; load average {os.getloadavg()[0]:.2f} at the end")
+        if args.keep:
+            print(f"tournaments kept in {root}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""``thirtyone replay``: step through a match log, from any seat's view, or verify logs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from referee.cli.app import app
+from referee.cli.console import err, fail, out
+from referee.faults import LogError
+from referee.log import read_log
+from referee.replay.model import DealStep, build_replay
+from referee.replay.render import Section, render
+from referee.replay.verify import (
+    EXIT_CODES,
+    MatchNotFound,
+    Verdict,
+    Verification,
+    exit_code,
+    find_match_log,
+    log_files,
+    verify_folder,
+    verify_log,
+)
+
+_VERDICT_STYLE = {
+    Verdict.OK: "bold green",
+    Verdict.DIVERGED: "bold red",
+    Verdict.UNREADABLE: "bold red",
+    Verdict.INCOMPLETE: "bold yellow",
+}
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    fail(message, code)
+
+
+@app.command("replay")
+def replay_command(
+    target: Annotated[
+        Path,
+        typer.Argument(
+            help="A match log (.jsonl), or a tournament folder (then name the MATCH, or --verify them all).",
+            show_default=False,
+        ),
+    ],
+    match: Annotated[
+        str | None,
+        typer.Argument(
+            help="In a tournament folder: the match key (r1/t2/g1), its log's file name, or its match id.",
+            show_default=False,
+        ),
+    ] = None,
+    seat: Annotated[
+        int | None,
+        typer.Option("--seat", help="Show only what this seat saw: its own cards and the public table."),
+    ] = None,
+    round_no: Annotated[int | None, typer.Option("--round", help="Start at this round.")] = None,
+    step: Annotated[
+        bool, typer.Option("--step", help="Wait for Enter after each turn (q then Enter stops; only on a terminal).")
+    ] = False,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Re-play the log (or every log in the folder) through the game model and check every recorded "
+            "outcome. Exit 0 ok, 1 diverged, 2 unreadable, 3 incomplete (no footer).",
+        ),
+    ] = False,
+) -> None:
+    """Replay a match log round by round and turn by turn, or verify logs against the game model."""
+    if not target.exists():
+        _fail(f"no such file or folder: {target}")
+    if verify:
+        if seat is not None or round_no is not None or step:
+            _fail("--verify checks logs; it takes no --seat, --round or --step")
+        if target.is_dir() and match is None:
+            _verify_many(target)
+        else:
+            _verify_one(_log_path(target, match))
+        return
+    path = _log_path(target, match)
+    try:
+        log = read_log(path)
+    except LogError as e:
+        _fail(str(e))
+    if seat is not None and not 0 <= seat < log.header.players:
+        _fail(f"--seat {seat}: the match has seats 0 to {log.header.players - 1}")
+    try:
+        replay = build_replay(log, seat)
+    except LogError as e:
+        _fail(str(e))
+    if round_no is not None:
+        rounds = [s.at.round_no for s in replay.steps if isinstance(s, DealStep)]
+        if round_no not in rounds:
+            have = "no round" if not rounds else "round 1" if max(rounds) == 1 else f"rounds 1 to {max(rounds)}"
+            who = f"seat {seat} saw" if seat is not None else "the log has"
+            stop = f" (the replay stops at a divergence: {replay.divergence})" if replay.divergence else ""
+            _fail(f"--round {round_no}: {who} {have}{stop}")
+    render(replay, out, from_round=round_no, pause=_pause if step and sys.stdin.isatty() else None)
+    if replay.divergence is not None:
+        _fail(f"{path}: the log diverges from the game model at {replay.divergence}", 1)
+
+
+def _log_path(target: Path, match: str | None) -> Path:
+    """The log to read: TARGET itself, or MATCH's log in the tournament folder TARGET."""
+    if target.is_dir():
+        if match is None:
+            examples = ", ".join(p.stem for p in log_files(target)[:3]) or "no logs there yet"
+            _fail(f"{target} is a folder: name the match to replay (thirtyone replay {target} MATCH; e.g. {examples})")
+        try:
+            return find_match_log(target, match)
+        except MatchNotFound as e:
+            _fail(str(e))
+    if match is not None:
+        _fail(f"MATCH ({match}) names a match in a tournament folder; {target} is a log file")
+    return target
+
+
+def _pause(section: Section) -> bool:
+    """Wait for Enter; False (stop) on q or at the end of input."""
+    try:
+        answer = err.input("[dim]Enter: next turn, q: quit[/] ")
+    except (EOFError, KeyboardInterrupt):
+        return False
+    if err.is_terminal:
+        # Take the prompt off the screen again, so that the turns read as one listing.
+        err.file.write("\x1b[1A\x1b[2K")
+        err.file.flush()
+    return answer.strip().lower() not in ("q", "quit")
+
+
+def _verify_one(path: Path) -> None:
+    v = verify_log(path)
+    if v.verdict is Verdict.UNREADABLE:
+        _fail(v.detail)
+    out.print(_verdict_line(v), highlight=False, soft_wrap=True)
+    for note in v.notes:
+        out.print(Text(f"  {note}", style="dim"), soft_wrap=True)
+    code = EXIT_CODES[v.verdict]
+    if code:
+        raise typer.Exit(code)
+
+
+def _verdict_line(v: Verification) -> Text:
+    t = Text.assemble((v.verdict.value, _VERDICT_STYLE[v.verdict]), " ", str(v.path))
+    t.append(f": {v.detail}")
+    return t
+
+
+def _verify_many(folder: Path) -> None:
+    files = log_files(folder)
+    if not files:
+        _fail(f"no match logs in {folder} (looked for {folder / 'logs'}/*.jsonl and {folder}/*.jsonl)")
+    results = verify_folder(folder)
+    table = Table(title=f"Verified {len(results)} match logs in {folder}", title_justify="left", show_edge=False)
+    table.add_column("file", overflow="fold")
+    table.add_column("verdict")
+    table.add_column("detail", overflow="fold")
+    for v in results:
+        table.add_row(Text(v.path.name), Text(v.verdict.value, style=_VERDICT_STYLE[v.verdict]), Text(v.detail))
+    out.print(table)
+    counts = {verdict: sum(1 for r in results if r.verdict is verdict) for verdict in Verdict}
+    summary = ", ".join(f"{counts[verdict]} {verdict.value}" for verdict in Verdict)
+    out.print(f"{len(results)} logs: {summary}", highlight=False)
+    code = exit_code(results)
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,494 @@
+"""A replay as rich renderables: the match round by round and turn by turn.
+
+Presentation only: everything shown comes from the steps of a
+:class:`~referee.replay.model.Replay`, which already hold only what its point of view may
+see. :func:`sections` cuts the match into pieces (the header, each deal, each turn, each
+round's end, the result) so that a caller can pause between turns; :func:`render` prints
+them.
+
+Cards are printed with suit symbols, red for diamonds and hearts, when the console's
+encoding can show the symbols, and as ``Ah`` otherwise; rich drops the colour by itself
+when the output is not a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rich.console import Console, Group, RenderableType
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from referee.game import Action, ActionKind, Card, RoundEnd
+from referee.replay.model import (
+    ActionStep,
+    DealStep,
+    FaultStep,
+    ForfeitStep,
+    LifeLoss,
+    LossReason,
+    Replay,
+    RestockStep,
+    ResultStep,
+    RoundEndStep,
+    SeatHand,
+    Step,
+    ThirtyOneStep,
+)
+
+SectionKind = Literal["header", "deal", "turn", "round_end", "result", "notice"]
+
+_RED = "red"
+_MARGIN = 9  # width of the left column: "turn 12", "showdown", "lives", ...
+_NAME_MAX = 14  # bot names longer than this are cut, to keep the columns readable
+_PHRASE = 44  # the action phrases' column, at most; hands line up after it
+_HAND = 18  # room kept for " → K♠ A♠ 6♥  30.5" after the phrases
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One piece of a replay: the header, a deal, a turn, a round's end, the result."""
+
+    kind: SectionKind
+    round_no: int
+    turn: int
+    renderable: RenderableType
+
+
+def supports_symbols(console: Console) -> bool:
+    """Whether the console's encoding can print the suit symbols (and arrows, dots)."""
+    try:
+        "♣♦♥♠→·".encode(console.encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+class _Glyphs:
+    """The few non-ASCII characters used, with ASCII stand-ins."""
+
+    def __init__(self, symbols: bool) -> None:
+        self.symbols = symbols
+        self.arrow = "→" if symbols else "->"
+        self.dot = " · " if symbols else " | "
+
+
+class _Painter:
+    """Formats seats, cards and hands for one replay."""
+
+    def __init__(self, replay: Replay, symbols: bool, width: int) -> None:
+        self.replay = replay
+        self.g = _Glyphs(symbols)
+        seats = replay.header.seats
+        self.labels = [f"#{s.seat} {_cut(s.label or s.identity.name)}" for s in seats]
+        self.width = max(len(label) for label in self.labels)
+        self.rules = replay.header.rules
+        # On a narrow console the phrases wrap sooner, so that the hands still fit.
+        self.phrase = max(16, min(_PHRASE, width - _MARGIN - self.width - 2 - _HAND))
+
+    def seat(self, seat: int) -> Text:
+        label = self.labels[seat] if 0 <= seat < len(self.labels) else f"#{seat}"
+        return Text(label, style="bold")
+
+    def card(self, c: Card) -> Text:
+        return Text(c.symbol if self.g.symbols else c.text, style=_RED if c.is_red else "")
+
+    def cards(self, cs: Iterable[Card]) -> Text:
+        return Text(" ").join(self.card(c) for c in cs)
+
+    def hand(self, h: SeatHand) -> Text:
+        t = self.cards(h.cards)
+        if h.value is not None:
+            t.append("  " + _num(h.value), style="bold")
+        return t
+
+    def margin(self, label: str = "", style: str = "dim") -> Text:
+        return Text(label, style=style)
+
+    def tokens(self, tokens: Sequence[int], in_game: Sequence[bool]) -> Text:
+        parts = [f"#{s} {tokens[s]}" if in_game[s] else f"#{s} out" for s in range(len(tokens))]
+        return Text(self.g.dot.join(parts))
+
+
+    def row(self, margin: Text, seat: Text | None, content: Text | str, hand: Text | None = None) -> Table:
+        """One line in the replay's columns: a label, a seat, what happened (wrapping in its
+        own column), and, for a turn, the hand after it (lined up from turn to turn)."""
+        grid = Table.grid()
+        grid.add_column(width=_MARGIN, no_wrap=True)
+        grid.add_column(width=self.width + 2, no_wrap=True)
+        if hand is None:
+            grid.add_column()
+            grid.add_row(margin, seat or "", content)
+        else:
+            grid.add_column(width=self.phrase)
+            grid.add_column(no_wrap=True)
+            grid.add_row(margin, seat or "", content, hand)
+        return grid
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= _NAME_MAX else name[: _NAME_MAX - 1] + "~"
+
+
+def _num(v: float) -> str:
+    return f"{v:g}"
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _group_key(step: Step) -> tuple[SectionKind, int, int, int]:
+    at = step.at
+    if isinstance(step, DealStep):
+        return ("deal", at.round_no, at.line, 0)  # every deal is its own section
+    if isinstance(step, ThirtyOneStep | RoundEndStep):
+        return ("round_end", at.round_no, 0, 0)
+    if isinstance(step, ResultStep):
+        return ("result", 0, 0, 0)
+    # A turn is one seat's: a forfeit does not end the turn count, so the next seat's
+    # actions can share the forfeiting seat's turn number.
+    seat = step.fault.seat if isinstance(step, FaultStep) else step.seat
+    return ("turn", at.round_no, at.turn, seat)
+
+
+def _groups(steps: Sequence[Step]) -> Iterator[tuple[SectionKind, list[Step]]]:
+    """Consecutive steps of one deal, one turn or one round's end."""
+    current: list[Step] = []
+    key: tuple[SectionKind, int, int, int] | None = None
+    for step in steps:
+        k = _group_key(step)
+        if current and k != key:
+            assert key is not None
+            yield key[0], current
+            current = []
+        key = k
+        current.append(step)
+    if current:
+        assert key is not None
+        yield key[0], current
+
+
+def sections(replay: Replay, *, symbols: bool = True, width: int = 100, from_round: int | None = None) -> Iterator[Section]:
+    """The replay cut into sections, in order, laid out for a console ``width`` wide;
+    ``from_round`` skips the rounds before it."""
+    p = _Painter(replay, symbols, width)
+    yield Section("header", 0, 0, _header(p))
+    viewer = replay.viewer
+    for kind, steps in _groups(replay.steps):
+        first = steps[0]
+        round_no, turn = first.at.round_no, first.at.turn
+        if from_round is not None and kind != "result" and round_no < from_round:
+            continue
+        if kind == "deal":
+            assert isinstance(first, DealStep)
+            yield Section(kind, round_no, turn, _deal(p, first))
+        elif kind == "turn":
+            yield Section(kind, round_no, turn, _turn(p, steps))
+        elif kind == "round_end":
+            yield Section(kind, round_no, turn, _round_end(p, steps))
+            end = steps[-1]
+            if viewer is not None and isinstance(end, RoundEndStep) and viewer in end.eliminated:
+                yield Section("notice", round_no, turn, _viewer_out(p, viewer))
+        else:
+            assert isinstance(first, ResultStep)
+            yield Section(kind, 0, 0, _result(p, first))
+        if viewer is not None and kind == "turn" and any(isinstance(s, ForfeitStep) and s.seat == viewer for s in steps):
+            yield Section("notice", round_no, turn, _viewer_out(p, viewer))
+    if not replay.complete and replay.divergence is None:
+        text = Text(f"incomplete: the log {replay.stop_description()}; it has no result", style="bold yellow")
+        yield Section("notice", replay.last.round_no, replay.last.turn, text)
+
+
+def render(
+    replay: Replay,
+    console: Console,
+    *,
+    from_round: int | None = None,
+    pause: Callable[[Section], bool] | None = None,
+) -> None:
+    """Print the replay; after each turn, ``pause(section)`` may wait, and stop it by
+    returning False."""
+    symbols = supports_symbols(console)
+    for section in sections(replay, symbols=symbols, width=console.width, from_round=from_round):
+        console.print(section.renderable, highlight=False)
+        if pause is not None and section.kind == "turn" and not pause(section):
+            return
+
+
+# ---------------------------------------------------------------- the pieces
+
+
+def _header(p: _Painter) -> RenderableType:
+    r = p.replay
+    h = r.header
+    g = p.g
+    title = Text(f"Match {h.match_id}", style="bold")
+    title.append(f"{g.dot}{h.players} players{g.dot}{h.rules.describe()} rules")
+    if r.viewer is None:
+        title.append(f"{g.dot}seed {h.seed}")
+    else:
+        title.append(f"{g.dot}as seen by {p.labels[r.viewer]}", style="bold cyan")
+    seats = Table.grid(padding=(0, 2))
+    seats.add_column()
+    seats.add_column()
+    seats.add_column(style="dim")
+    for s in h.seats:
+        ident = s.identity
+        bot = ident.name + (f" {ident.version}" if ident.version else "") + (f" by {ident.author}" if ident.author else "")
+        seats.add_row(Text("  " + p.labels[s.seat], style="bold"), Text(bot), Text(s.source))
+    policy = h.fault_policy + (f" (a seat forfeits at {h.max_strikes} strikes)" if h.fault_policy == "lenient" else " (the first fault forfeits)")
+    parts: list[RenderableType] = [
+        title,
+        seats,
+        Text(f"  time: {h.time_control.describe()}", style="dim"),
+        Text(f"  faults: {policy}", style="dim"),
+    ]
+    if r.viewer is not None:
+        parts.append(Text("  only what this seat saw: its own cards, and the public table", style="dim"))
+    return Group(*parts)
+
+
+def _deal(p: _Painter, d: DealStep) -> RenderableType:
+    g = p.g
+    title = f"Round {d.at.round_no}{g.dot}dealer {p.labels[d.dealer]}"
+    lines: list[RenderableType] = [Rule(title, style="dim")]
+    for i, h in enumerate(d.hands):
+        lines.append(p.row(p.margin("deal" if i == 0 else ""), p.seat(h.seat), p.hand(h)))
+    up = Text("up-card ")
+    up.append_text(p.card(d.upcard))
+    up.append(f"{g.dot}{d.stock_size} cards in the stock")
+    lines.append(p.row(p.margin("" if d.hands else "deal"), None, up))
+    lines.append(p.row(p.margin("tokens"), None, p.tokens(d.tokens, d.in_game)))
+    return Group(*lines)
+
+
+def _action(p: _Painter, a: Action) -> Text:
+    """An action as its text form, its card (if any) printed like every other card."""
+    if a.card is None:
+        return Text(str(a), style="red")
+    return Text("discard ", style="red").append_text(p.card(a.card))
+
+
+def _phrase(p: _Painter, a: ActionStep) -> Text:
+    kind = a.action.kind
+    t = Text()
+    if kind is ActionKind.DRAW_STOCK:
+        t.append("draws ")
+        if a.card is not None:
+            t.append_text(p.card(a.card))
+            t.append(" ")
+        t.append("from the stock")
+    elif kind is ActionKind.DRAW_DISCARD:
+        t.append("takes ")
+        assert a.card is not None
+        t.append_text(p.card(a.card))
+        t.append(" from the discard pile")
+    elif kind is ActionKind.DISCARD:
+        t.append("discards ")
+        assert a.card is not None
+        t.append_text(p.card(a.card))
+    elif kind is ActionKind.KNOCK:
+        t.append("knocks", style="bold yellow")
+    else:
+        t.append("passes on the empty stock", style="bold yellow")
+    if a.by_referee:
+        t.append(" (played by the referee)", style="red")
+    return t
+
+
+def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
+    g = p.g
+    lines: list[RenderableType] = []
+    label_used = False
+
+    def margin() -> Text:
+        nonlocal label_used
+        if label_used:
+            return p.margin()
+        label_used = True
+        return p.margin(f"turn {steps[0].at.turn}")
+
+    i = 0
+    while i < len(steps):
+        step = steps[i]
+        if isinstance(step, ActionStep):
+            run = [step]
+            while i + 1 < len(steps) and isinstance(steps[i + 1], ActionStep) and steps[i + 1].seat == step.seat:  # type: ignore[union-attr]
+                i += 1
+                nxt = steps[i]
+                assert isinstance(nxt, ActionStep)
+                run.append(nxt)
+            phrase = Text(", ").join(_phrase(p, a) for a in run)
+            hand = run[-1].hand
+            after = Text(f" {g.arrow} ").append_text(p.hand(hand)) if hand is not None else Text()
+            lines.append(p.row(margin(), p.seat(step.seat), phrase, after))
+        elif isinstance(step, RestockStep):
+            t = Text(f"the stock is empty: the discard pile becomes a new stock of {step.stock_size} cards")
+            if step.top_discard is not None:
+                t.append(f"{g.dot}")
+                t.append_text(p.card(step.top_discard))
+                t.append(" stays face up")
+            lines.append(p.row(margin(), None, t))
+        elif isinstance(step, FaultStep):
+            f = step.fault
+            t = Text()
+            t.append(f"FAULT {f.kind}", style="bold red")
+            t.append(f", strike {f.strike} of {step.max_strikes}: {f.message}")
+            if f.default_action is not None:
+                t.append(f" {g.arrow} the referee plays ", style="red")
+                t.append_text(_action(p, f.default_action))
+            elif f.forfeited:
+                t.append(f" {g.arrow} the seat forfeits", style="bold red")
+            lines.append(p.row(margin(), p.seat(f.seat), t))
+        elif isinstance(step, ForfeitStep):
+            t = Text()
+            t.append("forfeits the match", style="bold red")
+            if step.reason:
+                t.append(f" ({step.reason})")
+            if step.dead_hand:
+                t.append("; its hand ")
+                t.append_text(p.cards(step.dead_hand))
+                t.append(" is out of play")
+            lines.append(p.row(margin(), p.seat(step.seat), t))
+        i += 1
+    return Group(*lines)
+
+
+def _end_title(p: _Painter, e: RoundEndStep) -> Text | None:
+    """Why the round ended, unless a 31 line has said it."""
+    knocked = f"{p.labels[e.knocker]} knocked" if e.knocker is not None else ""
+    if e.end is RoundEnd.KNOCK:
+        return Text(f"after {p.labels[e.knocker]}'s knock" if e.knocker is not None else "after a knock")
+    if e.end is RoundEnd.EMPTY_STOCK:
+        who = p.labels[e.ended_by] if e.ended_by is not None else "a seat"
+        return Text(f"{who} passed on the empty stock" + (f"; {knocked} earlier" if knocked else ""))
+    if e.end is RoundEnd.MAX_TURNS:
+        return Text(f"the turn limit ({e.turns} turns) was reached" + (f"; {knocked}" if knocked else ""))
+    if e.end is RoundEnd.ABANDONED:
+        return Text("round abandoned: fewer than two seats are left in it; nobody loses a life", style="yellow")
+    return None
+
+
+def _why(p: _Painter, e: RoundEndStep, loss: LifeLoss) -> Text:
+    g = p.g
+    r = p.rules
+    low = _num(e.lowest) if e.lowest is not None else "?"
+    if loss.reason is LossReason.OTHER_31:
+        who = " and ".join(p.labels[s] for s in e.thirty_one)
+        why = f"{who} {'has' if len(e.thirty_one) == 1 else 'have'} 31"
+        if len(e.thirty_one) > 1:
+            why += " (simultaneous_31_loss)"
+    elif loss.reason is LossReason.LOWEST:
+        why = f"lowest at {low}"
+    elif loss.reason is LossReason.KNOCKER_ALONE:
+        why = f"knocker, alone lowest at {low}"
+    else:
+        why = f"knocker, tied lowest at {low} (knocker_tied={r.knocker_tied})"
+    t = Text(f"{why} {g.arrow} ")
+    t.append(f"loses {loss.lives}", style="bold red")
+    t.append(f"{g.dot}tokens {loss.tokens_before} {g.arrow} ")
+    if loss.eliminated:
+        t.append("out of the match", style="bold red")
+    elif loss.tokens_after == 0 and r.bus:
+        t.append("0, on the bus")
+    else:
+        t.append(str(loss.tokens_after))
+    return t
+
+
+def _round_end(p: _Painter, steps: Sequence[Step]) -> RenderableType:
+    lines: list[RenderableType] = []
+    for step in steps:
+        if isinstance(step, ThirtyOneStep):
+            for i, h in enumerate(step.hands):
+                how = "dealt 31" if step.natural else "discards to 31: blitz"
+                t = p.hand(h).append("  ").append(how, style="bold green")
+                lines.append(p.row(p.margin("31" if i == 0 else "", style="bold green"), p.seat(h.seat), t))
+        elif isinstance(step, RoundEndStep):
+            lines.extend(_round_result(p, step))
+    return Group(*lines)
+
+
+def _round_result(p: _Painter, e: RoundEndStep) -> list[RenderableType]:
+    lines: list[RenderableType] = []
+    title = _end_title(p, e)
+    label = "showdown" if e.showdown else "end"
+    if title is not None:
+        lines.append(p.row(p.margin(label), None, title))
+        label = ""
+    elif not e.showdown:
+        label = "hands"
+    # After a 31 the omniscient view still shows every hand; the 31 line above has shown
+    # the 31 itself, so only the others are listed here.
+    shown = [h for h in e.shown if e.showdown or h.seat not in e.thirty_one]
+    lost = {loss.seat for loss in e.losses}
+    for h in shown:
+        t = p.hand(h)
+        marks = []
+        if h.seat == e.knocker:
+            marks.append("knocker")
+        if e.showdown and h.value == e.lowest:
+            marks.append("lowest")
+        if marks:
+            t.append("  " + ", ".join(marks), style="red" if h.seat in lost else "yellow")
+        lines.append(p.row(p.margin(label), p.seat(h.seat), t))
+        label = ""
+    for i, loss in enumerate(e.losses):
+        lines.append(p.row(p.margin("lives" if i == 0 else ""), p.seat(loss.seat), _why(p, e, loss)))
+    if e.knocker_safe and e.knocker is not None:
+        low = _num(e.lowest) if e.lowest is not None else "?"
+        safe = f"knocker, tied lowest at {low} {p.g.arrow} loses nothing (knocker_tied=safe)"
+        lines.append(p.row(p.margin("" if e.losses else "lives"), p.seat(e.knocker), safe))
+    if e.sudden_death:
+        sudden = Text("sudden death: the round would put out everyone still in, so all stay in at 0 tokens", style="yellow")
+        lines.append(p.row(p.margin(), None, sudden))
+    if e.eliminated:
+        out = Text(", ".join(p.labels[s] for s in e.eliminated), style="bold red")
+        lines.append(p.row(p.margin("out"), None, out))
+    lines.append(p.row(p.margin("tokens"), None, p.tokens(e.tokens_after, e.in_game_after)))
+    return lines
+
+
+def _viewer_out(p: _Painter, viewer: int) -> RenderableType:
+    return Text(f"{p.labels[viewer]} is out of the match: it saw nothing more until the result", style="bold yellow")
+
+
+def _result(p: _Painter, r: ResultStep) -> RenderableType:
+    if r.winner is not None:
+        head = Text(f"{p.labels[r.winner]} wins", style="bold green")
+        head.append(f": the last player standing after {r.rounds} round" + ("" if r.rounds == 1 else "s"), style="")
+    elif r.reason == "max_rounds":
+        head = Text(f"No winner: the round limit ({p.rules.max_rounds}) was reached", style="bold yellow")
+    else:
+        head = Text(f"No winner: the referee aborted the match in round {r.rounds}", style="bold yellow")
+    table = Table(show_edge=False, box=None, padding=(0, 2), pad_edge=False, header_style="bold")
+    table.add_column("place", justify="right")
+    table.add_column("seat")
+    if r.stats is not None:
+        for col in ("decisions", "faults", "mean ms", "max ms"):
+            table.add_column(col, justify="right")
+    table.add_column("")
+    order = sorted(range(len(r.placings)), key=lambda s: (r.placings[s], s))
+    for s in order:
+        if s == r.winner:
+            note = Text("winner", style="bold green")
+        elif r.forfeited[s]:
+            note = Text(f"forfeited in round {r.out_round[s]}", style="red")
+        elif r.out_round[s] is not None:
+            note = Text(f"out in round {r.out_round[s]}")
+        else:
+            note = Text("still in")
+        row: list[RenderableType] = [str(r.placings[s]), p.seat(s)]
+        if r.stats is not None:
+            st = r.stats[s]
+            row += [str(st.decisions), str(st.faults), f"{st.mean_latency_us / 1000:.2f}", f"{st.max_latency_us / 1000:.2f}"]
+        row.append(note)
+        table.add_row(*row)
+    notes = [Text(n, style="dim") for n in p.replay.notes]
+    return Group(Rule("Result", style="dim"), head, table, *notes)
+
+
+__all__ = ["Section", "SectionKind", "render", "sections", "supports_symbols"]
