@@ -9,7 +9,6 @@ and the reason; :meth:`Match.apply_unchecked` is the fast path for callers that 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
@@ -62,9 +61,12 @@ class MatchEnd(Enum):
     MAX_ROUNDS = "max_rounds"
 
 
-@dataclass(frozen=True, slots=True)
-class RoundResult:
-    """Everything decided at the end of one round."""
+class RoundResult(NamedTuple):
+    """Everything decided at the end of one round.
+
+    A named tuple rather than a frozen dataclass: one is built per round, and in
+    simulations that is a measurable share of the time (about 1 µs against 3-5 µs).
+    """
 
     round_no: int
     dealer: int
