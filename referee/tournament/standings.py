@@ -1,12 +1,13 @@
 """Standings from finished matches: ratings with uncertainty, win rates with intervals.
 
-Ratings come from openskill's Plackett-Luce model over each match's placings, applied in
-the canonical (key) order, so the same set of results gives the same ratings whatever
-order the matches finished in. Win-rate intervals are Wilson score intervals from SciPy.
+Ratings come from openskill's Plackett-Luce model over each match's placings, averaged over
+a few fixed orders of the matches (see :func:`_ratings`), so the same set of results gives
+the same ratings whatever order the matches finished in. Win-rate intervals are Wilson score intervals from SciPy.
 """
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -81,12 +82,38 @@ class Standings:
     matches: int
 
 
+#: Rating passes over the matches in different (fixed, seeded) orders, averaged.
+RATING_PASSES = 8
+
+
+def _ratings(rows: list[MatchRow], names: list[str]) -> dict[str, tuple[float, float]]:
+    """Each bot's (mu, sigma): openskill Plackett-Luce, averaged over several orders.
+
+    Online updates weight recent matches more, so one pass over the same results in another
+    order can swap two bots whose placings say otherwise (seen in a 200-match tournament).
+    The mean over a few orders, seeded so it never changes, is stable and still openskill's.
+    """
+    model = PlackettLuce()
+    total: dict[str, list[float]] = {n: [0.0, 0.0] for n in names}
+    for p in range(RATING_PASSES):
+        order = list(rows)
+        if p:
+            random.Random(p).shuffle(order)
+        ratings = {n: model.rating(name=n) for n in names}
+        for row in order:
+            rated = model.rate([[ratings[n]] for n in row.seats], ranks=[float(x) for x in row.placings])
+            for name, team in zip(row.seats, rated, strict=True):
+                ratings[name] = team[0]
+        for n in names:
+            total[n][0] += float(ratings[n].mu)
+            total[n][1] += float(ratings[n].sigma)
+    return {n: (mu / RATING_PASSES, sigma / RATING_PASSES) for n, (mu, sigma) in total.items()}
+
+
 def compute_standings(rows: Iterable[MatchRow], names: Iterable[str] = ()) -> Standings:
     """Standings from finished matches (``names`` adds bots that have not played yet)."""
-    model = PlackettLuce()
     rows = sorted(rows, key=lambda r: r.key)
     table: dict[str, BotStanding] = {n: BotStanding(n) for n in names}
-    ratings = {}
     h2h: dict[tuple[str, str], HeadToHead] = defaultdict(HeadToHead)
     for row in rows:
         placings = row.placings
@@ -114,15 +141,9 @@ def compute_standings(rows: Iterable[MatchRow], names: Iterable[str] = ()) -> St
                     h.equal += 1
                 else:
                     h.worse += 1
-        for name in seats:
-            if name not in ratings:
-                ratings[name] = model.rating(name=name)
-        rated = model.rate([[ratings[n]] for n in seats], ranks=[float(p) for p in placings])
-        for name, team in zip(seats, rated, strict=True):
-            ratings[name] = team[0]
+    ratings = _ratings(rows, list(table))
     for name, st in table.items():
-        r = ratings.get(name) or model.rating(name=name)
-        st.mu, st.sigma = float(r.mu), float(r.sigma)
+        st.mu, st.sigma = ratings[name]
         if st.matches:
             ci = binomtest(st.wins, st.matches).proportion_ci(confidence_level=0.95, method="wilson")
             st.win_low, st.win_high = float(ci.low), float(ci.high)
