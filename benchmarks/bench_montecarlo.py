@@ -47,7 +47,8 @@ from sdk.harness import play_match
 
 #: Deals per table size by default: enough that the intervals are clear of the fair share.
 DEFAULT_DEALS = {4: 150, 2: 200}
-FIRST_SEED = 10_000
+#: First deal of the recorded result: deals from here on were never used to tune the bot.
+FIRST_SEED = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,7 @@ def run_table(
 def render(tables: Sequence[Table], opponent: str) -> str:
     """The result table as Markdown."""
     lines = [
-        f"| table | matches | wins | win rate | 95% CI (Wilson) | fair share | mean placing | decisions/s | time |",
+        "| table | matches | wins | win rate | 95% CI (Wilson) | fair share | mean placing | decisions/s | time |",
         "|---|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for t in tables:
@@ -162,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--bot-args", default="{}", help='extra MonteCarloBot arguments as JSON, e.g. \'{"infer": false}\'')
     a = ap.parse_args(argv)
     bot_args: dict[str, object] = {"samples": a.samples, **json.loads(a.bot_args)}
-    print("$ python benchmarks/bench_montecarlo.py " + shlex.join(list(argv if argv is not None else sys.argv[1:])))
+    args = shlex.join(list(argv if argv is not None else sys.argv[1:]))
+    print(f"$ python benchmarks/bench_montecarlo.py {args}".rstrip())
     print(f"montecarlo {bot_args} vs {a.opponent}, rules {a.rules}, duplicate deals from seed {a.first_seed}")
     t0 = time.perf_counter()
     tables: list[Table] = []

@@ -6,6 +6,8 @@ They are the SDK's best documentation: short, commented, typed.
 - ``greedy``: takes the discard only when it helps, keeps the best three, knocks at 22.
 - ``threshold``: greedy, with the knock threshold set by table size, and it never feeds the
   next player a suit it is visibly collecting.
+- ``montecarlo``: searches: guesses the hidden cards many times, plays each action out on
+  the game model, and picks the best (see ``sample_bots/montecarlo.py``).
 
 The referee resolves a bare name such as ``greedy`` with :func:`command`; tests and the
 harness use the classes in-process through :func:`load`. Modules are imported lazily, so
@@ -26,6 +28,7 @@ _CLASSES: dict[str, str] = {
     "random": "RandomBot",
     "greedy": "GreedyBot",
     "threshold": "ThresholdBot",
+    "montecarlo": "MonteCarloBot",
 }
 
 #: The sample bots' names.

@@ -52,6 +52,7 @@ Score = Callable[[RoundResult], float]
 # best_discard's tie-break: the cheapest card (then the lowest index) goes first.
 _DISCARD_ORDER = tuple(c.value * 64 + c for c in DECK)
 
+
 def discard_choice(table: Mapping[int, float], hand: Sequence[Card], forbidden: Card | None) -> tuple[Card, float]:
     """:func:`referee.game.best_discard` with the value table passed in, for hot loops.
 
@@ -107,8 +108,8 @@ class RolloutChance:
 def greedy_policy(rules: Rules, knock_at: float | Mapping[int, float] = GREEDY_KNOCK_AT) -> Policy:
     """The ``greedy`` sample bot's play, as a fast policy over the match.
 
-    Knock with a hand worth ``knock_at`` or more (a number, or a map from the number of
-    seats still in to a threshold, like the ``threshold`` bot's); take the top discard only
+    Knock with a hand worth ``knock_at`` or more (a number, or a map from every number of
+    seats still in, 2 to 9, to a threshold, like the ``threshold`` bot's); take the top discard only
     if it raises the hand's value; else draw from the stock; discard the card that leaves the
     best three. It makes the same choices as ``sample_bots.greedy.GreedyBot`` given the same
     threshold (tests/sdk/test_montecarlo.py checks it decision by decision).
