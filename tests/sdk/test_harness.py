@@ -8,7 +8,6 @@ import sdk
 from referee import wire
 from referee.game import MatchEnd, Rules, card
 from sample_bots import NAMES, load
-
 from sdk.harness import IllegalMoveError, play_match, play_matches
 
 # The searching bot thinks for a fifth of each budget; tests/sdk/test_montecarlo.py plays it
