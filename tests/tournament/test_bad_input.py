@@ -36,7 +36,7 @@ def one(one_bot_tournament: Path, tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["submit", "{t}", "nosuchbot"], "unknown bot 'nosuchbot': not a sample bot (samples: greedy, random, threshold)"),
+        (["submit", "{t}", "nosuchbot"], "unknown bot 'nosuchbot': not a sample bot (samples: greedy, montecarlo, random, threshold)"),
         (["submit", "{t}", "random"], "a bot named 'random' is already submitted; choose another --name"),
         (["submit", "{t}", "greedy", "--name", "random"], "a bot named 'random' is already submitted"),
         (["submit", "{t}", "random", "--name", "bad name"], "bot name 'bad name' is not allowed"),
