@@ -20,6 +20,9 @@
 - :class:`View`: the decision's observation with values, card knowledge and the clock.
 - :func:`run`: serves the bot over gRPC where the referee says (see :mod:`sdk.server`).
 - :mod:`sdk.harness`: :func:`play_match` and :func:`play_matches` in-process, for developing.
+- :mod:`sdk.sampler` and :mod:`sdk.simulate`, for searching bots: :class:`Sampler` guesses
+  the hidden cards consistently with the view, :func:`rollout` plays a guess out to the end
+  of the round on the game model, :class:`Evaluator` compares actions on the same guesses.
 - Actions: :data:`KNOCK`, :data:`DRAW_STOCK`, :data:`DRAW_DISCARD`, :data:`PASS`,
   :func:`discard`; cards: :class:`Card`, :func:`card`, :func:`cards`; :class:`Rules`.
 """
@@ -51,7 +54,9 @@ from referee.timecontrol import TimeControl
 from referee.wire import PROTOCOL_VERSION, BotIdentity, FaultInfo, MatchInfo, MatchResult
 from sdk.bot import Bot, BotSource
 from sdk.harness import IllegalMoveError, Outcome, Series, play_match, play_matches
+from sdk.sampler import Sampler, SamplerError
 from sdk.server import ADDRESS_ENV, AddressError, BotServer, run, start_server
+from sdk.simulate import Evaluator, Policy, greedy_policy, play_round, rollout
 from sdk.view import View
 
 __version__ = "0.1.0"
@@ -71,6 +76,7 @@ __all__ = [
     "BotServer",
     "BotSource",
     "Card",
+    "Evaluator",
     "EventKind",
     "FaultInfo",
     "IllegalActionError",
@@ -81,8 +87,11 @@ __all__ = [
     "Outcome",
     "Phase",
     "Pile",
+    "Policy",
     "PublicEvent",
     "Rules",
+    "Sampler",
+    "SamplerError",
     "Series",
     "TimeControl",
     "View",
@@ -90,9 +99,12 @@ __all__ = [
     "cards",
     "discard",
     "format_cards",
+    "greedy_policy",
     "hand_value",
     "play_match",
     "play_matches",
+    "play_round",
+    "rollout",
     "run",
     "start_server",
 ]
