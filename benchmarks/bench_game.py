@@ -30,37 +30,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
-    from referee.game import (
-        DISCARDS,
-        DRAW_DISCARD,
-        DRAW_STOCK,
-        KNOCK,
-        PASS,
-        Action,
-        Match,
-        Phase,
-        Pile,
-        Rules,
-        best_discard,
-        value_table,
-    )
-except ImportError:  # run from a checkout without installing: the repo root holds referee/
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from referee.game import (
-        DISCARDS,
-        DRAW_DISCARD,
-        DRAW_STOCK,
-        KNOCK,
-        PASS,
-        Action,
-        Match,
-        Phase,
-        Pile,
-        Rules,
-        best_discard,
-        value_table,
-    )
+# Run from a checkout without installing too: the repo root holds referee/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from referee.game import (
+    DISCARDS,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCK,
+    PASS,
+    Action,
+    Match,
+    Phase,
+    Pile,
+    Rules,
+    best_discard,
+    value_table,
+)
 
 #: A policy answers the decision the match waits on.
 Policy = Callable[[Match], Action]
