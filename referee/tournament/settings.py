@@ -12,6 +12,9 @@ from referee.game import MAX_PLAYERS, Rules, RulesError, rules_from_mapping
 from referee.timecontrol import TimeControl
 
 FAULT_POLICIES = ("lenient", "strict")
+#: ``auto``: sandbox every bot, and refuse to run a tournament where the machine cannot;
+#: ``on``: the same, stated; ``off``: run bots unsandboxed (the standings say so).
+SANDBOX_MODES = ("auto", "on", "off")
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
@@ -48,6 +51,7 @@ class TournamentSettings:
     time_control: TimeControl = field(default_factory=TimeControl)
     fault_policy: str = "lenient"
     max_strikes: int = 3
+    sandbox: str = "auto"
 
     def __post_init__(self) -> None:
         if isinstance(self.table_size, bool) or not isinstance(self.table_size, int) or not (
@@ -62,6 +66,8 @@ class TournamentSettings:
             raise SettingsError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}, got {self.fault_policy!r}")
         if isinstance(self.max_strikes, bool) or not isinstance(self.max_strikes, int) or not 1 <= self.max_strikes <= 1000:
             raise SettingsError(f"max_strikes must be a whole number from 1 to 1000, got {self.max_strikes!r}")
+        if self.sandbox not in SANDBOX_MODES:
+            raise SettingsError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {self.sandbox!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, stored in the tournament database."""
@@ -77,20 +83,21 @@ class TournamentSettings:
             },
             "fault_policy": self.fault_policy,
             "max_strikes": self.max_strikes,
+            "sandbox": self.sandbox,
         }
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> TournamentSettings:
         """Read settings back from :meth:`to_dict`'s form (or a parsed TOML file)."""
-        known = {"rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "tournament"}
+        known = {"rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "sandbox", "tournament"}
         unknown = set(data) - known
         if unknown:
             raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
         flat = section(data, "tournament")
-        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes"):
+        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox"):
             if k in data:
                 flat[k] = data[k]
-        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes"}
+        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox"}
         if unknown_t:
             raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
         try:
@@ -113,6 +120,7 @@ class TournamentSettings:
             time_control=tc,
             fault_policy=flat.get("fault_policy", "lenient"),
             max_strikes=flat.get("max_strikes", 3),
+            sandbox=flat.get("sandbox", "auto"),
         )
 
     @staticmethod

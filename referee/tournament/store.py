@@ -21,7 +21,7 @@ from referee.tournament.settings import SettingsError, TournamentSettings
 DB_NAME = "tournament.db"
 #: The lock file held while a run plays the tournament (see :meth:`TournamentStore.run_lock`).
 LOCK_NAME = "run.lock"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,6 +48,11 @@ CREATE TABLE matches (
     log_path TEXT NOT NULL,      -- relative to the tournament folder
     finished_at TEXT NOT NULL,
     duration_s REAL NOT NULL
+);
+CREATE TABLE disqualified (
+    name TEXT PRIMARY KEY,       -- a bot's name in the tournament
+    reason TEXT NOT NULL,
+    at TEXT NOT NULL
 );
 """
 
@@ -269,6 +274,18 @@ class TournamentStore:
             with self._tx() as c:
                 c.execute("DELETE FROM bots WHERE name = ?", (name,))
         return entry
+
+    def disqualify(self, name: str, reason: str) -> None:
+        """Mark a bot disqualified (its remaining matches are scored as forfeits); idempotent."""
+        if self.bot(name) is None:
+            known = ", ".join(b.name for b in self.bots()) or "none"
+            raise StoreError(f"no bot named {name!r} in this tournament (bots: {known})")
+        with self._tx() as c:
+            c.execute("INSERT OR IGNORE INTO disqualified VALUES (?, ?, ?)", (name, reason, now()))
+
+    def disqualified(self) -> dict[str, str]:
+        """Disqualified bots: name to reason."""
+        return dict(self._conn.execute("SELECT name, reason FROM disqualified ORDER BY name").fetchall())
 
     # ------------------------------------------------------------- matches
 

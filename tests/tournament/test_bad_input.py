@@ -191,7 +191,7 @@ def _open_files(path: Path) -> int:
 @pytest.mark.parametrize(
     ("sql", "message"),
     [
-        ("UPDATE meta SET value = '2' WHERE key = 'schema_version'", "has schema version '2'; this thirtyone reads version 1"),
+        ("UPDATE meta SET value = '9' WHERE key = 'schema_version'", "has schema version '9'; this thirtyone reads version 2"),
         ("UPDATE meta SET value = '{\"games\": 0}' WHERE key = 'settings'", "the stored settings are unreadable"),
         ("DELETE FROM meta WHERE key = 'settings'", "has no settings"),
         ("DROP TABLE matches", "no such table: matches"),
