@@ -13,6 +13,11 @@ their bots over wall seconds). Last, it checks that the two runs' results are th
 
 The aim: ``-j 2`` at least 1.6 times ``-j 1`` on two free cores, and start-up a small
 share. The machine's load average is printed too: other work on the cores lowers the ratio.
+
+With ``--sandbox-cost`` it measures instead what the bots' sandbox costs: the same
+tournament with ``sandbox = "off"`` and ``"on"``, both with ``-j 2``, ``--reps`` times in
+turn, and the ratio of their rates (the aim: the sandbox costs at most 10%). Bots are
+reused across matches, so each sandbox is built once per bot and worker.
 """
 
 from __future__ import annotations
@@ -89,6 +94,36 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def sandbox_cost(root: Path, settings: TournamentSettings, reps: int) -> None:
+    """Play the same tournament unsandboxed and sandboxed with ``-j 2``; print the cost."""
+    from dataclasses import replace
+
+    bases = {}
+    for mode in ("off", "on"):
+        bases[mode] = root / f"base-{mode}"
+        prepare(bases[mode], replace(settings, sandbox=mode))
+    print(f"{settings.describe()}\n{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start")
+    print(f"\n{'sandbox':<8} {'matches':>7} {'seconds':>8} {'matches/s':>10} {'on/off':>7} {'start-up':>9} {'cores busy':>11}")
+    ratios = []
+    for rep in range(reps):
+        off = play(bases["off"], root / f"off-{rep}", 2)
+        on = play(bases["on"], root / f"on-{rep}", 2)
+        if off.results != on.results:
+            raise SystemExit("the sandbox changed the results of the same seeds")
+        ratio = on.rate / off.rate if off.rate else 0.0
+        ratios.append(ratio)
+        for mode, r in (("off", off), ("on", on)):
+            shown = f"{ratio:7.3f}" if r is on else " " * 7
+            print(
+                f"{mode:<8} {r.report.played:>7} {r.report.seconds:>8.2f} {r.rate:>10.2f} {shown} "
+                f"{r.startup_share:>9.1%} {r.cores:>11.2f}" + (f"   (rep {rep + 1})" if reps > 1 else "")
+            )
+    median = statistics.median(ratios)
+    print(f"\nsandboxed/unsandboxed rate: {median:.3f} (median of {len(ratios)}): the sandbox costs {1 - median:.1%}"
+          " (aim: at most 10%)")
+    print(f"results identical with and without the sandbox; load average {os.getloadavg()[0]:.2f} at the end")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its table."""
     parser = argparse.ArgumentParser(description="tournament matches per second, -j 1 against -j 2")
@@ -97,10 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=1, help="pairs of runs, alternating -j 1 and -j 2")
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--keep", action="store_true", help="keep the tournament folders and print where")
+    parser.add_argument("--sandbox-cost", action="store_true", help="compare -j 2 with the sandbox off and on")
     args = parser.parse_args(argv)
 
     root = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
     try:
+        if args.sandbox_cost:
+            sandbox_cost(root, TournamentSettings(table_size=args.table_size, games=args.games, seed=args.seed), args.reps)
+            return 0
         settings = TournamentSettings(table_size=args.table_size, games=args.games, seed=args.seed)
         base = root / "base"
         prepare(base, settings)

@@ -592,11 +592,18 @@ def run_match(
     log_path: str | os.PathLike[str] | None = None,
     match_id: str | None = None,
     startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    launcher: Launcher | None = None,
 ) -> MatchOutcome:
     """:func:`run_match_async` in a fresh event loop, for callers outside one."""
     with asyncio.Runner() as runner:
         return runner.run(
             run_match_async(
-                bots, seed=seed, config=config, log_path=log_path, match_id=match_id, startup_timeout_s=startup_timeout_s
+                bots,
+                seed=seed,
+                config=config,
+                log_path=log_path,
+                match_id=match_id,
+                startup_timeout_s=startup_timeout_s,
+                launcher=launcher,
             )
         )

@@ -176,7 +176,7 @@ class SeatStream:
             elif code == grpc.StatusCode.INTERNAL and "serializ" in details.lower():
                 fault = MalformedFault(f"the bot sent bytes that are not a PlayResponse ({details})", fatal=True)
             else:
-                fault = CrashFault(f"the Play stream broke ({code.name}: {details})" + await self.bot.exit_note())
+                fault = CrashFault(f"the Play stream broke ({code.name}: {details})" + await self.bot.exit_note(details))
         self.broken = fault
         return fault
 
@@ -328,7 +328,7 @@ class BotHandle:
         """False once the referee's bot process has exited or the handle is closed."""
         return not self._closed and self.exit_code() is None
 
-    async def exit_note(self) -> str:
+    async def exit_note(self, hint: str = "") -> str:
         """``"; the bot process exited with code 1 (last output: ...)"`` once it has exited."""
         if self.process is None:
             return ""
@@ -338,9 +338,10 @@ class BotHandle:
             if code is not None:
                 await self.process.output_closed(0.2)
                 tail = _tail_line(self.process)
-                return f"; the bot process {describe_exit(code)}" + (f" (last output: {tail})" if tail else "")
+                note = self.process.limit_note(hint)
+                return f"; the bot process {describe_exit(code)}{note}" + (f" (last output: {tail})" if tail else "")
             await asyncio.sleep(0.02)
-        return ""
+        return self.process.limit_note(hint)
 
     def open_seat(self) -> SeatStream:
         """A new Play stream for one seat of one match (call :meth:`SeatStream.start`)."""
@@ -376,6 +377,13 @@ class BotHandle:
 def _start_error(spec: BotSpec, process: BotProcess | None, what: str) -> BotStartError:
     code = process.exit_code() if process is not None else None
     tail = process.output_tail() if process is not None else ""
+    # bubblewrap reports a sandbox it could not build (a missing folder, a refused mount) as
+    # its only output, prefixed "bwrap:".
+    sandbox = [line for line in tail.splitlines() if line.startswith("bwrap: ")]
+    if sandbox:
+        what = f"could not be started in its sandbox ({sandbox[-1][len('bwrap: '):]})"
+    elif process is not None:
+        what += process.limit_note()
     return BotStartError(f"bot {spec.text!r} {what}", exit_code=code, output=tail)
 
 

@@ -38,6 +38,13 @@ import tempfile
 from typing import Protocol
 
 from referee.bots import watchdog
+from referee.bots.sandbox import (
+    BotCgroup,
+    SandboxConfig,
+    join_cgroups_command,
+    probe,
+    sandboxed_command,
+)
 from referee.bots.spec import BotSpec
 from referee.faults import BotStartError
 
@@ -47,6 +54,8 @@ ADDRESS_ENV = "THIRTYONE_BOT_ADDRESS"
 OUTPUT_TAIL_BYTES = 16 * 1024
 #: Default time a stopped bot gets between SIGTERM and SIGKILL, in seconds.
 STOP_GRACE_S = 1.0
+#: What runtimes print when an allocation fails (Python, C libraries, Node.js, Go, Java).
+_OUT_OF_MEMORY = ("MemoryError", "Cannot allocate memory", "out of memory", "OutOfMemoryError")
 
 
 class BotProcess(Protocol):
@@ -74,6 +83,13 @@ class BotProcess(Protocol):
 
     async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """End the process and everything it started; idempotent."""
+        ...
+
+    def limit_note(self, hint: str = "") -> str:
+        """`` (over its memory limit of 1024 MiB)`` when a limit explains a failure, else empty.
+
+        ``hint`` is other text about the failure (a stream's error details) to look in.
+        """
         ...
 
 
@@ -121,8 +137,19 @@ def describe_exit(code: int) -> str:
 class LocalBotProcess:
     """A bot process on this machine (see the module doc)."""
 
-    def __init__(self, spec: BotSpec, proc: subprocess.Popen[bytes], tmpdir: str, address: str) -> None:
+    def __init__(
+        self,
+        spec: BotSpec,
+        proc: subprocess.Popen[bytes],
+        tmpdir: str,
+        address: str,
+        *,
+        sandbox: SandboxConfig | None = None,
+        cgroup: BotCgroup | None = None,
+    ) -> None:
         self.spec = spec
+        self.sandbox = sandbox
+        self._cgroup = cgroup
         self.address = address
         self._proc = proc
         self._tmpdir = tmpdir
@@ -151,6 +178,18 @@ class LocalBotProcess:
             if 0 <= cut < len(text) - 1:
                 text = text[cut + 1 :]
         return text
+
+    def limit_note(self, hint: str = "") -> str:
+        """`` (over its memory limit of 1024 MiB)`` when a limit explains a failure, else empty."""
+        if self.sandbox is None:
+            return ""
+        mb = self.sandbox.limits.memory_mb
+        if self._cgroup is not None and self._cgroup.oom_killed():
+            return f" (killed for going over its memory limit of {mb} MiB)"
+        text = hint + "\n" + self.output_tail(4000)
+        if any(m in text for m in _OUT_OF_MEMORY):
+            return f" (out of memory: its memory limit is {mb} MiB)"
+        return ""
 
     async def output_closed(self, timeout_s: float) -> None:
         """Wait until the bot's output pipe is closed (all it wrote has been read)."""
@@ -205,6 +244,8 @@ class LocalBotProcess:
                 self._proc.kill()
                 self._proc.wait()
             watchdog.unwatch(self._pgid)
+            if self._cgroup is not None:
+                self._cgroup.remove()
             await self.output_closed(0.2)
             if self._transport is not None:
                 self._transport.close()
@@ -217,11 +258,43 @@ class LocalBotProcess:
 
 
 class LocalLauncher:
-    """Starts bots as local processes, each serving on a Unix socket of its own."""
+    """Starts bots as local processes, each serving on a Unix socket of its own.
 
-    def __init__(self, *, tmp_root: str | None = None, extra_env: dict[str, str] | None = None) -> None:
+    With a :class:`~referee.bots.sandbox.SandboxConfig`, every bot runs in a sandbox (see
+    :mod:`referee.bots.sandbox`); without one it runs as the referee's user, unconfined.
+    """
+
+    def __init__(
+        self,
+        *,
+        tmp_root: str | None = None,
+        extra_env: dict[str, str] | None = None,
+        sandbox: SandboxConfig | None = None,
+    ) -> None:
         self._tmp_root = tmp_root
         self._extra_env = dict(extra_env or {})
+        self.sandbox = sandbox
+
+    @staticmethod
+    def own_folders(spec: BotSpec) -> tuple[str | None, list[str]]:
+        """The bot's working folder in its sandbox, and every folder of its own files.
+
+        A sample bot has none (it is an installed module); a file bot's is the file's folder;
+        a command's is the folder it runs in, plus the folder of each file its words name
+        (``python /path/to/bot.py``). All are bound read-only.
+        """
+        if spec.kind == "sample":
+            return None, []
+        if spec.kind == "file":
+            folder = os.path.dirname(os.path.realpath(spec.argv[-1]))
+            return folder, [folder]
+        cwd = os.path.realpath(spec.cwd or os.getcwd())
+        folders = [cwd]
+        for word in spec.argv[1:]:
+            path = os.path.join(cwd, os.path.expanduser(word))
+            if os.path.isfile(path):
+                folders.append(os.path.dirname(os.path.realpath(path)))
+        return cwd, folders
 
     async def launch(self, spec: BotSpec) -> LocalBotProcess:
         """Start ``spec``'s command with its address in the environment."""
@@ -234,23 +307,53 @@ class LocalLauncher:
             tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir="/tmp")
             sock = os.path.join(tmpdir, "bot.sock")
         address = f"unix://{sock}"
-        env = {**os.environ, **self._extra_env, ADDRESS_ENV: address}
+        cgroup: BotCgroup | None = None
+        if self.sandbox is None:
+            argv, cwd = list(spec.argv), spec.cwd
+            env = {**os.environ, **self._extra_env, ADDRESS_ENV: address}
+        else:
+            status = probe()
+            if not status.available:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+                raise BotStartError(f"bot {spec.text!r} cannot be sandboxed here: {status.reason}")
+            work, folders = self.own_folders(spec)
+            argv = sandboxed_command(
+                spec.argv,
+                cwd=work,
+                files=folders,
+                socket_dir=tmpdir,
+                config=self.sandbox,
+                bwrap=status.bwrap,
+                address=address,
+            )
+            cwd = tmpdir
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+            if status.cgroups:
+                cgroup = BotCgroup.create(self.sandbox.limits)
+            if cgroup is not None:
+                env["THIRTYONE_CGROUP_PROCS"] = " ".join(cgroup.procs_files)
+                argv = join_cgroups_command(argv)
         try:
             proc = subprocess.Popen(
-                list(spec.argv),
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                cwd=spec.cwd,
+                cwd=cwd,
                 env=env,
                 start_new_session=True,
                 close_fds=True,
             )
         except OSError as e:
             shutil.rmtree(tmpdir, ignore_errors=True)
-            raise BotStartError(f"bot {spec.text!r}: cannot run {spec.argv[0]!r}: {e.strerror or e}") from None
+            if cgroup is not None:
+                cgroup.remove()
+            where = f" in {cwd}" if cwd and not os.path.isdir(cwd) else ""
+            raise BotStartError(
+                f"bot {spec.text!r}: cannot run {argv[0]!r}{where}: {e.strerror or e}"
+            ) from None
         watchdog.watch(proc.pid)
-        bot = LocalBotProcess(spec, proc, tmpdir, address)
+        bot = LocalBotProcess(spec, proc, tmpdir, address, sandbox=self.sandbox, cgroup=cgroup)
         try:
             await bot._attach_output()
         except BaseException:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from referee.cli import (
     bot,  # noqa: F401  (thirtyone bot ...)
+    doctor,  # noqa: F401  (thirtyone doctor)
     match,  # noqa: F401  (thirtyone match)
     replay,  # noqa: F401  (thirtyone replay)
     tournament,  # noqa: F401  (thirtyone tournament, submit, bots, withdraw, standings, demo)

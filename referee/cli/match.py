@@ -10,13 +10,28 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from referee.bots import BotSpec, parse_bot_spec
+from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
+from referee.bots.sandbox import (
+    BotLimits,
+    SandboxConfig,
+    SandboxError,
+    check_env_entries,
+    choose_sandbox,
+)
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
-from referee.cli.options import load_rules
+from referee.cli.options import (
+    BotEnvOpt,
+    MemoryOpt,
+    ProcessesOpt,
+    SandboxOpt,
+    bot_limits,
+    load_rules,
+)
 from referee.faults import BotError
 from referee.game import MAX_PLAYERS, MIN_PLAYERS, RoundEnd, RoundResult, RulesError
 from referee.match import (
@@ -31,6 +46,7 @@ from referee.timecontrol import TimeControl
 
 _MAX_SEED = 2**64 - 1
 _DEFAULT_TC = TimeControl()
+_DEFAULT_LIMITS = BotLimits()
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -81,6 +97,10 @@ def match_command(
     max_strikes: Annotated[int, typer.Option("--max-strikes", help="Faults that forfeit a seat (lenient).")] = DEFAULT_MAX_STRIKES,
     startup_timeout: Annotated[float, typer.Option("--startup-timeout", help="Seconds a bot gets to start.")] = 10.0,
     match_id: Annotated[str | None, typer.Option("--match-id", help="Identifier of the match (default: time-based).")] = None,
+    sandbox: SandboxOpt = "auto",
+    memory_mb: MemoryOpt = _DEFAULT_LIMITS.memory_mb,
+    max_processes: ProcessesOpt = _DEFAULT_LIMITS.processes,
+    bot_env: BotEnvOpt = None,
 ) -> None:
     """Play one match between bots and print the rounds, placings, faults and timings."""
     if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
@@ -108,6 +128,15 @@ def match_command(
     the_id = match_id or new_match_id()
     path = _log_path(log, the_id)
     _check_writable(path)
+    try:
+        limits = bot_limits(memory_mb, max_processes)
+        # The log exists from here on; a bot whose folder holds it sees an empty file instead.
+        wanted = SandboxConfig(limits=limits, hidden=(str(path),), env=check_env_entries(bot_env or []))
+        sandbox_config, warning = choose_sandbox(sandbox, wanted)
+    except (ValueError, SandboxError) as e:
+        _fail(str(e))
+    if warning:
+        err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)
 
     err.print(
         f"match [bold]{the_id}[/]: seed {the_seed}, {rules.describe()}, {tc.describe()}, "
@@ -132,6 +161,7 @@ def match_command(
                     on_round=on_round,
                     startup_timeout_s=startup_timeout,
                     handle_sigterm=True,
+                    launcher=LocalLauncher(sandbox=sandbox_config),
                 )
             )
         except BotError as e:

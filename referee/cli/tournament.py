@@ -23,8 +23,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from referee.bots.sandbox import SandboxConfig, SandboxError, choose_sandbox
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
+from referee.cli.options import BotEnvOpt, SandboxOpt
 from referee.cli.standings_view import standings_csv, standings_json, standings_table
 from referee.faults import BotError
 from referee.game import RulesError, parse_overrides
@@ -66,6 +68,19 @@ def new_command(
     grace_ms: Annotated[int | None, typer.Option("--grace-ms", help=f"Allowance for transport, ms [default: {_TC.grace_ms}].")] = None,
     fault_policy: Annotated[str | None, typer.Option("--fault-policy", help="lenient (default) or strict.")] = None,
     max_strikes: Annotated[int | None, typer.Option("--max-strikes", help="Faults that forfeit a seat under lenient [default: 3].")] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            help="auto or on: every bot runs in a sandbox, and 'tournament run' refuses where the machine "
+            "cannot sandbox; off: bots run unsandboxed (the standings say so) [default: auto].",
+        ),
+    ] = None,
+    memory_mb: Annotated[int | None, typer.Option("--memory-mb", help="Memory each bot may use, MiB [default: 1024].")] = None,
+    max_processes: Annotated[
+        int | None, typer.Option("--max-processes", help="Processes and threads each bot may run [default: 128].")
+    ] = None,
+    bot_env: BotEnvOpt = None,
 ) -> None:
     """Create a tournament in a new folder. Options override the --config file."""
     data: dict[str, Any] = {}
@@ -94,10 +109,17 @@ def new_command(
             ("seed", seed),
             ("fault_policy", fault_policy),
             ("max_strikes", max_strikes),
+            ("sandbox", sandbox),
+            ("bot_env", list(bot_env) if bot_env else None),
         ):
             if v is not None:
                 tour[key] = v
         data["tournament"] = tour
+        limits = section(data, "limits")
+        for key, lv in (("memory_mb", memory_mb), ("processes", max_processes)):
+            if lv is not None:
+                limits[key] = lv
+        data["limits"] = limits
         settings = TournamentSettings.from_dict(data)
         store = TournamentStore.create(folder, settings)
     except (SettingsError, RulesError, StoreError) as e:
@@ -119,14 +141,22 @@ def submit_command(
         ),
     ],
     name: Annotated[str | None, typer.Option(help="Name in the tournament (default: the bot's own name).")] = None,
+    bot_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="The bot's folder: copied into the tournament (with a hash checked at every launch); "
+            "BOT is then a command run inside the copy, e.g. \"node bot.js\".",
+        ),
+    ] = None,
 ) -> None:
     """Submit a bot: it must pass a short match against the random bot first."""
     store = _open(folder)
     with store:
         err.print(escape(f"validating {bot!r} with a short match against the random bot…"), highlight=False)
         try:
-            entry = submit(store, bot, name)
-        except (SubmissionError, StoreError, SettingsError, BotError) as e:
+            entry = submit(store, bot, name, bot_dir=bot_dir)
+        except (SubmissionError, StoreError, SettingsError, BotError, SandboxError) as e:
             fail(str(e))
         except OSError as e:
             fail(f"cannot copy the bot into the tournament: {e}")
@@ -162,7 +192,7 @@ def withdraw_command(folder: DirArg, name: Annotated[str, typer.Argument(help="T
             entry = store.remove_bot(name)
         except StoreError as e:
             fail(str(e))
-        if entry.kind == "file":
+        if entry.kind in ("file", "folder"):
             import shutil
 
             shutil.rmtree(store.folder / "bots" / entry.name, ignore_errors=True)
@@ -248,6 +278,8 @@ def run_command(
             raise typer.Exit(130) from None
         except StoreError as e:  # another run holds the folder
             fail(str(e))
+        except SandboxError as e:  # the machine cannot sandbox, and the tournament wants it
+            fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
         except RunError as e:  # a worker died (killed, out of memory)
             fail(str(e), 1)
         finally:
@@ -288,11 +320,19 @@ def demo_command(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = min(2, os.cpu_count() or 1),
     games: Annotated[int, typer.Option("--games", "-n", help="Deals per table.")] = 10,
     folder: Annotated[Path | None, typer.Option("--dir", help="Where to keep the tournament (default: a new temp folder).")] = None,
+    sandbox: SandboxOpt = "auto",
 ) -> None:
     """Run a small tournament of the sample bots and print the standings."""
     started = time.monotonic()
+    try:
+        # The demo runs where the sandbox cannot (a first try on a fresh machine), with a warning.
+        chosen, warning = choose_sandbox(sandbox, SandboxConfig())
+    except SandboxError as e:
+        fail(str(e))
+    if warning:
+        err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)
     where = folder or Path(tempfile.mkdtemp(prefix="thirtyone-demo-"))
-    settings = TournamentSettings(table_size=3, games=games, seed=2026)
+    settings = TournamentSettings(table_size=3, games=games, seed=2026, sandbox="on" if chosen else "off")
     try:
         store = TournamentStore.create(where, settings)
     except (StoreError, SettingsError) as e:

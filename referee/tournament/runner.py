@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from referee.bots.process import LocalLauncher
+from referee.bots.sandbox import SandboxConfig
 from referee.tournament.schedule import ScheduledMatch, build_schedule
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import BotEntry, MatchRow, TournamentStore, now
@@ -41,6 +43,11 @@ class BotLaunch:
     #: In the referee's bot syntax, with the tournament name as its ``NAME=`` label.
     spec: str
     cwd: str
+    #: The bot's kind in the tournament (``folder`` for a folder plus a command).
+    kind: str = ""
+    #: The copied file or folder whose hash is checked before each launch, and its hash.
+    files: str = ""
+    sha256: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +58,8 @@ class MatchTask:
     log_path: str
     bots: tuple[BotLaunch, ...]
     settings: dict[str, Any]
+    #: How the bots are sandboxed (None: unsandboxed, the tournament says ``sandbox = "off"``).
+    sandbox: SandboxConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +94,20 @@ def log_name(key: str) -> str:
 
 def launch_of(store: TournamentStore, entry: BotEntry) -> BotLaunch:
     """How to start a submitted bot, relative to its tournament folder."""
-    cwd = entry.cwd or str(store.folder)
+    folder = store.folder.resolve()
+    cwd = entry.cwd or str(folder)
+    files = ""
     if entry.kind in ("file", "sample"):
         # Neither depends on where it was submitted from (a folder that may be gone since):
         # a file was copied into the tournament, and a sample bot is an installed module.
-        cwd = str(store.folder)
-    return BotLaunch(entry.name, f"{entry.name}={entry.spec}", str(Path(cwd).resolve()))
+        cwd = str(folder)
+        if entry.kind == "file":
+            files = str(folder / entry.spec)
+    elif entry.kind == "folder":
+        cwd = files = str(folder / entry.cwd)
+    return BotLaunch(
+        entry.name, f"{entry.name}={entry.spec}", str(Path(cwd).resolve()), entry.kind, files, entry.sha256 or ""
+    )
 
 
 def pending_tasks(store: TournamentStore) -> tuple[list[MatchTask], int]:
@@ -101,12 +118,14 @@ def pending_tasks(store: TournamentStore) -> tuple[list[MatchTask], int]:
     done = store.done_keys()
     launches = {name: launch_of(store, e) for name, e in entries.items()}
     logs = store.folder / "logs"
+    sandbox = settings.sandbox_config(store.folder.resolve())
     tasks = [
         MatchTask(
             match=m,
             log_path=str((logs / log_name(m.key)).resolve()),
             bots=tuple(launches[n] for n in m.seats),
             settings=settings.to_dict(),
+            sandbox=sandbox,
         )
         for m in schedule
         if m.key not in done
@@ -157,10 +176,16 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
+def _launcher_for(task: MatchTask) -> LocalLauncher:
+    """How a worker starts the bots of ``task``: sandboxed as the tournament says."""
+    return LocalLauncher(sandbox=task.sandbox)
+
+
 async def _worker_loop(tasks: Any, results: Any) -> None:
-    from referee.bots import BotHandle, close_bots, parse_bot_spec, start_bot
+    from referee.bots import BotHandle, close_bots, start_bot
     from referee.faults import BotError
     from referee.match import MatchConfig, play_match
+    from referee.tournament.submit import launch_spec
 
     handles: dict[str, BotHandle] = {}
     loop = asyncio.get_running_loop()
@@ -179,7 +204,8 @@ async def _worker_loop(tasks: Any, results: Any) -> None:
                         h = None
                     if h is None:
                         t0 = time.monotonic()
-                        h = await start_bot(parse_bot_spec(b.spec, cwd=b.cwd), startup_timeout_s=STARTUP_TIMEOUT_S)
+                        spec = launch_spec(b.spec, b.cwd, kind=b.kind, files=b.files, sha256=b.sha256, name=b.name)
+                        h = await start_bot(spec, startup_timeout_s=STARTUP_TIMEOUT_S, launcher=_launcher_for(task))
                         startup += time.monotonic() - t0
                         handles[b.name] = h
                 settings = TournamentSettings.from_dict(task.settings)

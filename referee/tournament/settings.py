@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.bots.sandbox import BotLimits, SandboxConfig, check_env_entries, choose_sandbox
 from referee.game import MAX_PLAYERS, Rules, RulesError, rules_from_mapping
 from referee.timecontrol import TimeControl
 
@@ -52,6 +54,10 @@ class TournamentSettings:
     fault_policy: str = "lenient"
     max_strikes: int = 3
     sandbox: str = "auto"
+    #: What each sandboxed bot may use.
+    limits: BotLimits = field(default_factory=BotLimits)
+    #: Environment variables passed to the bots: ``NAME`` (the runner's value) or ``NAME=VALUE``.
+    bot_env: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.table_size, bool) or not isinstance(self.table_size, int) or not (
@@ -68,6 +74,10 @@ class TournamentSettings:
             raise SettingsError(f"max_strikes must be a whole number from 1 to 1000, got {self.max_strikes!r}")
         if self.sandbox not in SANDBOX_MODES:
             raise SettingsError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {self.sandbox!r}")
+        try:
+            check_env_entries(self.bot_env)
+        except ValueError as e:
+            raise SettingsError(str(e)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, stored in the tournament database."""
@@ -84,20 +94,25 @@ class TournamentSettings:
             "fault_policy": self.fault_policy,
             "max_strikes": self.max_strikes,
             "sandbox": self.sandbox,
+            "limits": self.limits.to_dict(),
+            "bot_env": list(self.bot_env),
         }
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> TournamentSettings:
         """Read settings back from :meth:`to_dict`'s form (or a parsed TOML file)."""
-        known = {"rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "sandbox", "tournament"}
+        known = {
+            "rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "sandbox",
+            "limits", "bot_env", "tournament",
+        }
         unknown = set(data) - known
         if unknown:
             raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
         flat = section(data, "tournament")
-        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox"):
+        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "bot_env"):
             if k in data:
                 flat[k] = data[k]
-        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox"}
+        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "bot_env"}
         if unknown_t:
             raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
         try:
@@ -121,6 +136,8 @@ class TournamentSettings:
             fault_policy=flat.get("fault_policy", "lenient"),
             max_strikes=flat.get("max_strikes", 3),
             sandbox=flat.get("sandbox", "auto"),
+            limits=limits_from_mapping(section(data, "limits")),
+            bot_env=_env_list(flat.get("bot_env", [])),
         )
 
     @staticmethod
@@ -132,12 +149,40 @@ class TournamentSettings:
             raise SettingsError(f"not valid TOML: {e}") from None
         return TournamentSettings.from_dict(data)
 
+    def sandbox_config(self, folder: str | os.PathLike[str]) -> SandboxConfig | None:
+        """The sandbox for the bots of the tournament in ``folder`` (None: ``sandbox = "off"``).
+
+        Raises :class:`~referee.bots.sandbox.SandboxError` where the machine cannot sandbox:
+        a tournament never falls back to running bots unsandboxed on its own.
+        """
+        wanted = SandboxConfig(limits=self.limits, hidden=(os.fspath(folder),), env=self.bot_env)
+        return choose_sandbox(self.sandbox, wanted, required=True)[0]
+
     def describe(self) -> str:
         """One line for headers: rules, table size, deals, time control."""
         return (
             f"rules {self.rules.describe()} · {self.table_size} seats/table · {self.games} deals/table "
             f"× {self.table_size} rotations · {self.time_control.describe()} · faults {self.fault_policy}"  # noqa: RUF001
+            f" · sandbox {self.sandbox}"
         )
+
+
+def limits_from_mapping(data: dict[str, Any]) -> BotLimits:
+    """A bot's limits from a ``[limits]`` table; unknown keys and bad values name themselves."""
+    known = set(BotLimits().to_dict())
+    unknown = set(data) - known
+    if unknown:
+        raise SettingsError(f"unknown [limits] setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+    try:
+        return BotLimits(**data)
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
+
+
+def _env_list(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"bot_env must be a list of NAME or NAME=VALUE texts, got {value!r}")
+    return tuple(value)
 
 
 def new_seed() -> int:

@@ -110,7 +110,9 @@ def test_bot_that_cannot_start_is_exit_1_with_its_output(tmp_path: Path) -> None
 def _start_referee(tmp_path: Path, pid_dir: Path) -> tuple[subprocess.Popen[str], Path]:
     log = tmp_path / "slow.jsonl"
     bots = [hostile("sleepy", "--sleep-ms", 20, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
-    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8"]
+    # Unsandboxed: these tests watch the bots' own pids, which a sandbox renumbers (the
+    # sandboxed case is in test_sandbox.py).
+    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8", "--sandbox", "off"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

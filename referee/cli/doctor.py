@@ -1,0 +1,46 @@
+"""``thirtyone doctor``: can this machine run strangers' bots safely, and if not, why."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from referee.bots.sandbox import BotLimits, probe
+from referee.cli.app import app
+from referee.cli.console import out
+
+
+@app.command("doctor")
+def doctor_command() -> None:
+    """Say whether bots can be sandboxed here (bubblewrap, namespaces, limits) and, if not, why.
+
+    Exits 0 when the sandbox works and 1 when it does not.
+    """
+    status = probe()
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("sandbox", "[green]works[/]" if status.available else "[red]cannot be used[/]")
+    table.add_row("bubblewrap", escape(f"{status.bwrap} ({status.bwrap_version})") if status.bwrap else "not installed")
+    table.add_row("running as", "root" if os.geteuid() == 0 else f"uid {os.geteuid()}")
+    limits = BotLimits()
+    if status.cgroups:
+        how = "rlimits per process, and a memory + pids cgroup per bot (total over its processes)"
+    else:
+        how = "rlimits per process (RLIMIT_DATA, RLIMIT_NPROC, RLIMIT_FSIZE, no core files)"
+    table.add_row("limits", escape(f"{how}; defaults: {limits.describe()}"))
+    if status.process_limit_note:
+        table.add_row("note", f"[yellow]{escape(status.process_limit_note)}[/]")
+    if not status.available:
+        table.add_row("why", f"[red]{escape(status.reason)}[/]")
+    out.print(table)
+    if not status.available:
+        out.print(
+            "Without a sandbox, 'thirtyone match' and 'demo' run bots unsandboxed with a warning, and "
+            "'tournament run' refuses unless the tournament was made with --sandbox off.",
+            highlight=False,
+        )
+        raise typer.Exit(1)

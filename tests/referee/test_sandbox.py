@@ -1,0 +1,273 @@
+"""The sandbox, attacked from inside by a real bot process in a real match.
+
+Each test skips, with the reason printed in pytest's summary, only where this machine cannot
+sandbox (no bubblewrap, no user namespaces); CI installs bubblewrap, so there they all run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.bots import LocalLauncher, close_bots, parse_bot_spec, start_bot, start_bots
+from referee.bots.sandbox import SCRATCH, BotLimits, SandboxConfig, probe, sandboxed_command
+from referee.faults import BotStartError
+from referee.match import MatchConfig, play_match
+from referee.timecontrol import TimeControl
+from referee.tournament.settings import TournamentSettings
+from referee.tournament.store import TournamentStore
+from tests.referee.conftest import HOSTILE, process_alive, run
+
+ATTACKER = Path(__file__).resolve().parent / "bots" / "attacker.py"
+CHECKOUT = Path(__file__).resolve().parents[2]
+TC = TimeControl(budget_ms=2000, bank_ms=5000, grace_ms=500)
+SHORT = MatchConfig(time_control=TC).rules.with_options({"max_rounds": 2})
+THIRTYONE = [sys.executable, "-c", "from referee.cli import main; main()"]
+
+pytestmark = pytest.mark.skipif(not probe().available, reason=f"no sandbox on this machine: {probe().reason}")
+
+
+def reports(output: str) -> list[dict[str, Any]]:
+    """The attacker's ATTACKS lines in a bot's output."""
+    return [json.loads(line[len("ATTACKS ") :]) for line in output.splitlines() if line.startswith("ATTACKS ")]
+
+
+def host_processes_with(marker: str) -> list[int]:
+    """Live processes on this machine whose command line holds ``marker``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmd and process_alive(int(pid)):
+                found.append(int(pid))
+    return found
+
+
+def wait_until_none(marker: str, timeout_s: float = 5.0) -> list[int]:
+    """Wait until no process holds ``marker``; the ones left after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while (left := host_processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.fixture
+def tournament_in_checkout() -> Iterator[Path]:
+    """A real tournament folder inside the project checkout, with a finished match's log."""
+    folder = Path(tempfile.mkdtemp(prefix="sandbox-test-", dir=CHECKOUT))
+    try:
+        TournamentStore.create(folder / "t", TournamentSettings(sandbox="on")).close()
+        (folder / "t" / "logs" / "old.jsonl").write_text('{"header": "secret"}\n')
+        yield folder / "t"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_every_attack_fails_and_the_match_finishes(tournament_in_checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read secrets, write outside, signal the referee and another bot, connect out, leave an
+    orphan: none of it works, the other bot plays to the end, nothing is left running.
+
+    The attacker is a command bot run from the checkout itself, so the checkout is bound into
+    its sandbox and the tournament folder inside it must be hidden on top.
+    """
+    folder = tournament_in_checkout
+    monkeypatch.setenv("ORGANISER_SECRET", "hunter2")
+    victim = subprocess.Popen(["sleep", "60"])  # stands for the referee's own processes
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    marker = f"orphan-{os.getpid()}-{time.monotonic_ns()}"
+    running_log = folder / "logs" / "live.jsonl"
+    config = SandboxConfig(hidden=(str(folder),), env=("GIVEN=1",))
+    launcher = LocalLauncher(sandbox=config)
+
+    async def play() -> tuple[Any, str, int | None]:
+        other = await start_bot("greedy", launcher=launcher)
+        assert other.pid is not None
+        words = [
+            sys.executable, str(ATTACKER.relative_to(CHECKOUT)),
+            "--read", str(folder / "tournament.db"), "--read", str(folder / "logs" / "old.jsonl"),
+            "--read", str(running_log), "--write", str(folder / "pwned"), "--write", str(CHECKOUT / "pwned"),
+            "--write", str(ATTACKER.parent / "pwned"), "--kill", str(victim.pid), "--kill", str(other.pid),
+            "--stop", str(victim.pid), "--stop", str(os.getpid()), "--tcp", str(listener.getsockname()[1]),
+            "--orphan", marker,
+        ]  # fmt: skip
+        attacker = await start_bot(parse_bot_spec(shlex.join(words), cwd=CHECKOUT), launcher=launcher)
+        try:
+            outcome = await play_match(
+                [attacker, other], seed=7, config=MatchConfig(SHORT, TC), log_path=running_log
+            )
+            assert attacker.process is not None
+            await attacker.process.output_closed(0)  # nothing to wait for: it is still running
+            return outcome, attacker.process.output_tail(16000), other.exit_code()
+        finally:
+            await close_bots([attacker, other])
+
+    try:
+        outcome, output, other_exit = run(play())
+        assert wait_until_none(marker) == [], "the setsid orphan outlived its bot"
+        assert process_alive(victim.pid) and Path(f"/proc/{victim.pid}/stat").read_text().split(") ")[1][0] != "T"
+    finally:
+        victim.kill()
+        victim.wait()
+        listener.close()
+    assert other_exit is None, "the other bot was killed during the match"
+    assert not any(s.forfeited for s in outcome.seats) and not outcome.faults
+    assert len(outcome.rounds) == 2
+    found = reports(output)
+    assert len(found) == 2, output  # at start, and at the first decision (log under way)
+    for report in found:
+        attempts = {k: v for k, v in report.items() if k.split()[0] in ("read", "write", "kill", "stop", "tcp")}
+        assert len(attempts) == 11, attempts
+        worked = {k: v for k, v in attempts.items() if not v.startswith("failed")}
+        assert worked == {}, worked
+        assert report["parent"] == 1  # the sandbox's own reaper, not the referee
+        assert report["secrets"] == []
+        # Only its own sandbox: bubblewrap's reaper, the bot, its orphan (and nothing of ours).
+        assert all("pytest" not in p and "greedy" not in p for p in report["processes"]), report["processes"]
+        assert len(report["processes"]) <= 3, report["processes"]
+        assert set(report["env"]) == {
+            "PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "THIRTYONE_BOT_ADDRESS", "GIVEN", "PWD",
+        }  # fmt: skip
+        assert report["cwd"] == str(CHECKOUT)
+    assert not (folder / "pwned").exists() and not (CHECKOUT / "pwned").exists()
+    assert not (ATTACKER.parent / "pwned").exists()
+
+
+def test_a_memory_hog_is_a_crash_fault_that_names_the_limit() -> None:
+    """Allocating without bound ends the bot's seat with a CRASH that says which limit; the
+    other seats play on and the referee is unharmed."""
+    spec = shlex.join([sys.executable, str(ATTACKER), "--hog"])
+    launcher = LocalLauncher(sandbox=SandboxConfig(limits=BotLimits(memory_mb=256)))
+
+    async def play() -> Any:
+        bots = await start_bots([spec, "greedy", "random"], launcher=launcher)
+        try:
+            return await play_match(bots, seed=3, config=MatchConfig(SHORT, TC))
+        finally:
+            await close_bots(bots)
+
+    outcome = run(play())
+    hog = outcome.seats[0]
+    assert hog.forfeited
+    assert [f.kind for f in hog.faults] == ["crash"]
+    assert "memory limit is 256 MiB" in hog.faults[0].message or "memory limit of 256 MiB" in hog.faults[0].message
+    assert not outcome.seats[1].forfeited and not outcome.seats[2].forfeited
+
+
+def test_the_referee_killed_with_its_whole_group_leaves_no_bot(tmp_path: Path) -> None:
+    """SIGKILL to the referee's process group (what `timeout -s KILL` or a cancelled CI job
+    does) takes every sandboxed bot with it, setsid children included."""
+    unique = str(time.time_ns())
+    marker = f"orphan-{unique}"
+    # The slow bot carries the marker too, as a seed it does not use.
+    slow = shlex.join([sys.executable, str(HOSTILE), "--mode", "sleepy", "--sleep-ms", "300", "--seed", unique])
+    attacker = shlex.join([sys.executable, str(ATTACKER), "--orphan", marker])
+    referee = subprocess.Popen(
+        [*THIRTYONE, "match", attacker, slow, "--sandbox", "on", "--log", str(tmp_path / "m.jsonl")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(host_processes_with(unique)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(host_processes_with(unique)) >= 3, "the bots did not start"
+        time.sleep(0.5)  # into the match
+        os.killpg(referee.pid, signal.SIGKILL)
+        referee.wait()
+        assert wait_until_none(unique) == []
+    finally:
+        for pid in host_processes_with(unique):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_sandbox_that_cannot_be_built_is_a_clear_error(tmp_path: Path) -> None:
+    """A bot whose folder vanished after it was named: the error names the bot and the cause."""
+    bot_dir = tmp_path / "gone"
+    bot_dir.mkdir()
+    (bot_dir / "bot.py").write_text("print('never runs')\n")
+    spec = parse_bot_spec(str(bot_dir / "bot.py"))
+    shutil.rmtree(bot_dir)
+    with pytest.raises(BotStartError) as e:
+        run(start_bot(spec, launcher=LocalLauncher(sandbox=SandboxConfig()), startup_timeout_s=10))
+    text = str(e.value)
+    assert "bot.py" in text and "sandbox" in text and str(bot_dir) in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed here")
+def test_node_starts_under_the_default_limits(tmp_path: Path) -> None:
+    """Node.js reserves gigabytes of address space at start; the default limits allow it."""
+    script = tmp_path / "alloc.js"
+    script.write_text("const b = Buffer.alloc(200 * 1024 * 1024, 1); console.log('ok', b.length);\n")
+    argv = sandboxed_command(["node", str(script)], cwd=str(tmp_path), socket_dir=str(tmp_path), config=SandboxConfig())
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"ok {200 * 1024 * 1024}"
+
+
+def test_scratch_is_private_writable_and_capped(tmp_path: Path) -> None:
+    """The scratch folder is HOME and TMPDIR, writable up to its size; nothing else is."""
+    code = (
+        "import os\n"
+        "open(os.environ['HOME'] + '/a', 'w').write('x' * 1000)\n"
+        "try:\n"
+        "    open(os.environ['TMPDIR'] + '/big', 'wb').write(b'x' * (8 << 20))\n"
+        "    print('big ok')\n"
+        "except OSError as e:\n"
+        "    print('big refused', e.errno)\n"
+        "for p in ('/etc/x', '/usr/x', os.getcwd() + '/x'):\n"
+        "    try:\n"
+        "        open(p, 'w')\n"
+        "        print('wrote', p)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    config = SandboxConfig(limits=BotLimits(scratch_mb=4))
+    argv = sandboxed_command([sys.executable, "-c", code], cwd=str(tmp_path), socket_dir=str(tmp_path / "s"), config=config)
+    (tmp_path / "s").mkdir()
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0].startswith("big refused"), r.stdout
+    assert "wrote" not in r.stdout
+    assert SCRATCH == "/tmp"
+
+
+def _cli(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run([*THIRTYONE, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_without_bubblewrap_match_warns_and_on_refuses(tmp_path: Path) -> None:
+    """Where bwrap is missing: auto runs with a one-line warning that says how to enable the
+    sandbox; on refuses; doctor says why and exits 1."""
+    no_bwrap = str(Path(sys.executable).parent)  # the venv's bin: python, no bwrap
+    log = str(tmp_path / "m.jsonl")
+    auto = _cli("match", "greedy", "random", "--seed", "1", "--log", log, "--rule", "max_rounds=1", path=no_bwrap)
+    assert auto.returncode == 0, auto.stderr
+    warning = [line for line in auto.stderr.splitlines() if "UNSANDBOXED" in line]
+    assert warning and "apt-get install bubblewrap" in auto.stderr
+    on = _cli("match", "greedy", "random", "--sandbox", "on", "--log", log, path=no_bwrap)
+    assert on.returncode == 2 and "bubblewrap (bwrap) is not installed" in " ".join(on.stderr.split())
+    doctor = _cli("doctor", path=no_bwrap)
+    assert doctor.returncode == 1 and "not installed" in doctor.stdout
+    assert _cli("doctor").returncode == 0
