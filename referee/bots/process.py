@@ -7,8 +7,12 @@ next to its workers and report their address the same way.
 
 Each local bot process:
 
-- is told its address in ``THIRTYONE_BOT_ADDRESS`` (default a Unix socket in a private
-  temporary directory, mode 0700, removed at the end);
+- runs, when the launcher has a :class:`~referee.bots.sandbox.SandboxConfig`, inside a
+  bubblewrap sandbox (:mod:`referee.bots.sandbox`): its own namespaces, read-only view of
+  the system and its own files, a private scratch folder, limits, a clean environment, and
+  death with its referee (``--die-with-parent``) that takes every process inside with it;
+- is told its address in ``THIRTYONE_BOT_ADDRESS`` (a Unix socket in a private temporary
+  directory, mode 0700, removed at the end; bound into the sandbox at the same path);
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
@@ -16,12 +20,15 @@ Each local bot process:
 - is registered with the :mod:`watchdog <referee.bots.watchdog>`, a small process that
   kills the whole group if the referee dies without stopping it (even by SIGKILL).
 
-Why a watchdog rather than Linux's ``PR_SET_PDEATHSIG``: the death signal reaches only the
-direct child, not the bot's own children; it fires when the *thread* that started the bot
-exits, a trap for a runner with worker threads; it needs ``preexec_fn``, which forces a real
-``fork()`` of a threaded process (gRPC logs a warning on every one, and a lock held by another
-thread at that moment can deadlock the child); and it does not exist on macOS. The watchdog
-has none of these limits.
+Unsandboxed, a bot's children that leave its process group (``setsid``) escape the watchdog;
+sandboxed, they cannot, because the kernel ends a PID namespace's every process with it.
+Why a watchdog rather than Linux's ``PR_SET_PDEATHSIG`` for unsandboxed bots: the death
+signal reaches only the direct child, not the bot's own children; it fires when the *thread*
+that started the bot exits, a trap for a runner with worker threads; it needs ``preexec_fn``,
+which forces a real ``fork()`` of a threaded process (gRPC logs a warning on every one, and
+a lock held by another thread at that moment can deadlock the child); and it does not exist
+on macOS. (bubblewrap sets it itself, in its own process, for the sandboxed case; so a
+sandboxed bot must be launched from a thread that outlives it, such as the event loop's.)
 
 Stopping sends SIGTERM to the group, waits a short grace, then SIGKILLs what is left.
 """

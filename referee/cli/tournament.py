@@ -269,6 +269,10 @@ def run_command(
                 f"the tournament has {len(store.bots())} bot(s) but tables of {store.settings.table_size}; "
                 f"submit more with 'thirtyone submit {folder} BOT'"
             )
+        try:  # before anything is touched: a tournament never runs its bots unsandboxed by default
+            store.settings.sandbox_config(store.folder)
+        except SandboxError as e:
+            fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
         # SIGTERM (a scheduler stopping the job) stops the run the way Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
