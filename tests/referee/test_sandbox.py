@@ -23,7 +23,15 @@ from typing import Any
 import pytest
 
 from referee.bots import LocalLauncher, close_bots, parse_bot_spec, start_bot, start_bots
-from referee.bots.sandbox import SCRATCH, BotLimits, SandboxConfig, probe, sandboxed_command
+from referee.bots.sandbox import (
+    SCRATCH,
+    BotCgroup,
+    BotLimits,
+    SandboxConfig,
+    join_cgroups_command,
+    probe,
+    sandboxed_command,
+)
 from referee.faults import BotStartError
 from referee.match import MatchConfig, play_match
 from referee.timecontrol import TimeControl
@@ -271,3 +279,42 @@ def test_without_bubblewrap_match_warns_and_on_refuses(tmp_path: Path) -> None:
     doctor = _cli("doctor", path=no_bwrap)
     assert doctor.returncode == 1 and "not installed" in doctor.stdout
     assert _cli("doctor").returncode == 0
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0 and not probe().cgroups,
+    reason="as root without cgroups the process limit is not enforced (Linux exempts root from RLIMIT_NPROC)",
+)
+def test_the_process_limit_stops_a_fork_bomb(tmp_path: Path) -> None:
+    """Forking without bound stops at the limit; the machine is unharmed."""
+    code = (
+        "import os, time\n"
+        "n = 0\n"
+        "try:\n"
+        "    while n < 1000:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(30)\n"
+        "            os._exit(0)\n"
+        "        n += 1\n"
+        "except OSError as e:\n"
+        "    print('stopped at', n, e.errno)\n"
+    )
+    (tmp_path / "s").mkdir()
+    argv = sandboxed_command(
+        [sys.executable, "-c", code], cwd=None, socket_dir=str(tmp_path / "s"), config=SandboxConfig(limits=BotLimits(processes=40))
+    )
+    # As the launcher does: as root a pids cgroup holds the limit, otherwise RLIMIT_NPROC.
+    cgroup = BotCgroup.create(BotLimits(processes=40)) if os.geteuid() == 0 else None
+    env = dict(os.environ)
+    if cgroup is not None:
+        env["THIRTYONE_CGROUP_PROCS"] = " ".join(cgroup.procs_files)
+        argv = join_cgroups_command(argv)
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    finally:
+        if cgroup is not None:
+            time.sleep(0.2)
+            cgroup.remove()
+    words = r.stdout.split()
+    assert words[:2] == ["stopped", "at"], (r.stdout, r.stderr)
+    assert int(words[2]) < 40
