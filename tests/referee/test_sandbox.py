@@ -33,6 +33,7 @@ from referee.bots.sandbox import (
     sandboxed_command,
 )
 from referee.faults import BotStartError
+from referee.log import read_log
 from referee.match import MatchConfig, play_match
 from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
@@ -318,3 +319,23 @@ def test_the_process_limit_stops_a_fork_bomb(tmp_path: Path) -> None:
     words = r.stdout.split()
     assert words[:2] == ["stopped", "at"], (r.stdout, r.stderr)
     assert int(words[2]) < 40
+
+
+def test_the_log_of_a_match_in_the_bots_own_folder_reads_empty(tmp_path: Path) -> None:
+    """`thirtyone match` writing its log into the folder of a bot: the bot, which may read its
+    own folder, finds the log empty while the match runs (and no other log anywhere)."""
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    shutil.copy(ATTACKER, bot / "attacker.py")
+    (bot / "old.jsonl").write_text("not a secret: the bot's own file\n")
+    r = subprocess.run(
+        [*THIRTYONE, "match", "python attacker.py --read m.jsonl --strict", "greedy", "--log", "m.jsonl",
+         "--sandbox", "on", "--rule", "max_rounds=2", "--seed", "3"],
+        cwd=bot, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert read_log(bot / "m.jsonl").complete
+    text = (bot / "m.jsonl").read_text()
+    assert "ATTACK SUCCEEDED" not in text and '"fault"' not in text
+    footer = read_log(bot / "m.jsonl").footer
+    assert footer is not None and [s.faults for s in footer.stats] == [0, 0]

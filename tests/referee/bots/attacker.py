@@ -1,7 +1,7 @@
 """A test bot that attacks everything outside itself, then plays the first legal action.
 
     python attacker.py [--read PATH]... [--write PATH]... [--kill PID]... [--stop PID]...
-                       [--tcp PORT] [--orphan MARKER] [--hog]
+                       [--tcp PORT] [--orphan MARKER] [--hog] [--strict]
 
 Before serving it tries every attack it was given and a few it always tries (look for
 tournament databases and match logs anywhere it can see, list the processes it can see,
@@ -9,7 +9,9 @@ signal its parent), then writes one line ``ATTACKS {json}`` to stderr: for each 
 ``"ok: ..."`` if it worked or ``"failed: ..."`` with the error. A second report follows at its
 first decision (a match's log only exists once the match is under way). With ``--orphan`` it
 leaves a ``setsid`` child that ignores SIGTERM and has MARKER in its command line; with
-``--hog`` it allocates memory without bound at its first decision.
+``--hog`` it allocates memory without bound at its first decision. With ``--strict`` it
+crashes at its first decision if any attack worked (a read counts when it got any bytes), so
+that a match's faults show it.
 """
 
 from __future__ import annotations
@@ -119,8 +121,22 @@ class Attacker(sdk.Bot):
                 hoard = []
                 while True:
                     hoard.append(bytearray(b"x" * (32 << 20)))
-            emit(attack(self.args))
+            report = attack(self.args)
+            emit(report)
+            if self.args.strict and breached(report):
+                raise RuntimeError(f"ATTACK SUCCEEDED: {breached(report)}")
         return view.legal_actions[0]
+
+
+def breached(report: dict[str, Any]) -> list[str]:
+    """The attacks in ``report`` that worked: a read that got bytes, a write, a signal to a
+    process named on the command line, a connection, and logs found outside its own folder."""
+    kinds = ("read", "write", "kill", "stop", "tcp")
+    worked = [
+        k for k, v in report.items() if k.split()[0] in kinds and isinstance(v, str) and v.startswith("ok") and v != "ok: 0"
+    ]
+    own = report["cwd"].rstrip("/") + "/"
+    return worked + [p for p in report.get("secrets", []) if not p.startswith(own)]
 
 
 def main() -> None:
@@ -133,6 +149,7 @@ def main() -> None:
     p.add_argument("--tcp", type=int, default=0)
     p.add_argument("--orphan", default="")
     p.add_argument("--hog", action="store_true")
+    p.add_argument("--strict", action="store_true")
     args, rest = p.parse_known_args()
     sys.argv[1:] = rest  # the SDK's own options
     Attacker.args = args
