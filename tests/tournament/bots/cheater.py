@@ -48,7 +48,7 @@ SKIP_ROOTS = frozenset({"/proc", "/sys", "/dev"})
 SKIP_NAMES = frozenset({".git", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"})
 #: Seconds the search of one match may take; the first match of a process also walks "/".
 SEARCH_S = 0.3
-FIRST_SEARCH_S = 4.0
+FIRST_SEARCH_S = 2.0
 #: Seconds a decision waits for the referee to flush the log up to the current decision.
 CATCH_UP_S = 0.08
 
