@@ -97,7 +97,10 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     if st.unsandboxed:
         caption.append("bots ran unsandboxed (sandbox = off)\n", style="bold red")
     caption.append(settings.describe())
-    caption.append(f" · seed {settings.seed}" if st.complete else " · seed hidden until every scheduled match is played")
+    if st.complete:
+        caption.append(f" · seed {settings.seed}")
+    elif st.scheduled is not None:  # unknown for loose results: nothing to promise
+        caption.append(" · seed hidden until every scheduled match is played")
     caption.append(
         "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
         "lives/rd: lives lost per round · T/C/I/M: timeouts/crashes/illegal/malformed"
