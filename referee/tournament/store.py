@@ -85,6 +85,16 @@ class _Cursor:
         with self._guard.errors():
             return self._cursor.fetchall()
 
+    @property
+    def rowcount(self) -> int:
+        """Rows the last statement changed."""
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        """The rowid of the last row inserted."""
+        return self._cursor.lastrowid
+
     def __iter__(self) -> Iterator[Any]:
         # Rows are read lazily, so a damaged page can surface at any row: read them all here.
         return iter(self.fetchall())
@@ -188,30 +198,34 @@ class TournamentStore:
             raise StoreError(f"{folder} already holds a tournament ({DB_NAME}); pick another folder")
         if folder.exists() and any(folder.iterdir()):
             raise StoreError(f"{folder} is not empty; a tournament needs a new or empty folder")
-        folder.mkdir(parents=True, exist_ok=True)
-        # chmod as well as mkdir's mode: an existing empty folder keeps its own, and the umask applies.
-        folder.chmod(FOLDER_MODE)
-        for sub in ("logs", "bots"):
-            (folder / sub).mkdir(mode=FOLDER_MODE, exist_ok=True)
-            (folder / sub).chmod(FOLDER_MODE)
-        db = folder / DB_NAME
-        # Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the
-        # database's own mode, so they are never readable by others either.
-        os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
-        db.chmod(FILE_MODE)
-        conn = sqlite3.connect(db, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("BEGIN")
-        # Not executescript: it commits on its own, and creation must be all or nothing.
-        for stmt in filter(None, (s.strip() for s in _strip_comments(_SCHEMA).split(";"))):
-            conn.execute(stmt)
-        conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        conn.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings.to_dict()),))
-        conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (now(),))
-        conn.execute("COMMIT")
-        for extra in _wal_files(db):
-            if extra.exists():
-                extra.chmod(FILE_MODE)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            # chmod as well as mkdir's mode: an existing empty folder keeps its own, and the umask applies.
+            folder.chmod(FOLDER_MODE)
+            for sub in ("logs", "bots"):
+                (folder / sub).mkdir(mode=FOLDER_MODE, exist_ok=True)
+                (folder / sub).chmod(FOLDER_MODE)
+            db = folder / DB_NAME
+            # Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the
+            # database's own mode, so they are never readable by others either.
+            os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+            db.chmod(FILE_MODE)
+            conn = sqlite3.connect(db, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN")
+            # Not executescript: it commits on its own, and creation must be all or nothing.
+            for stmt in filter(None, (s.strip() for s in _strip_comments(_SCHEMA).split(";"))):
+                conn.execute(stmt)
+            conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            conn.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings.to_dict()),))
+            conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (now(),))
+            conn.execute("COMMIT")
+            for extra in _wal_files(db):
+                if extra.exists():
+                    extra.chmod(FILE_MODE)
+        except (OSError, sqlite3.Error) as e:
+            # A folder we may not write, a full disk: a message, not a traceback.
+            raise StoreError(f"cannot create a tournament in {folder}: {getattr(e, 'strerror', None) or e}") from None
         return TournamentStore(folder, conn)
 
     @staticmethod
@@ -440,7 +454,13 @@ def _close(conn: sqlite3.Connection | None, db: Path, made_wal: bool) -> None:
 
 def _check(conn: sqlite3.Connection, db: Path) -> None:
     """Refuse a damaged database before anything is written into it."""
-    problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
+    try:
+        problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as e:
+        if str(e) == "file is not a database":
+            raise  # not damaged but something else entirely: open() says so
+        # Damage bad enough that the check itself stops on it.
+        problems = [str(e)]
     if problems != ["ok"]:
         shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
         raise StoreError(f"{db} is not a readable tournament database (it is damaged: {shown}); it was left as it is")

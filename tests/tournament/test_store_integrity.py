@@ -88,16 +88,19 @@ def test_the_log_writer_makes_an_existing_log_private(tmp_path: Path) -> None:
 
 
 def _damage(db: Path) -> None:
-    """Random bytes in the middle of the last page: a page of stored matches."""
+    """Random bytes over the whole last page (a page of stored matches), in the middle of the
+    database's pages: the damage a bad disk or a stray write does."""
     data = bytearray(db.read_bytes())
     page = 4096
-    start = len(data) - page + 200
-    data[start : start + 2000] = random.Random(11).randbytes(2000)
+    assert len(data) >= 4 * page and len(data) % page == 0
+    data[-page:] = random.Random(11).randbytes(page)
     db.write_bytes(bytes(data))
-    # The damage is real: SQLite's own check finds it.
+    # The damage is real: SQLite's own check finds it (as rows, or as an error).
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         assert conn.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+    except sqlite3.DatabaseError:
+        pass
     finally:
         conn.close()
 
@@ -199,3 +202,9 @@ def test_standings_bots_and_verify_work_on_a_read_only_folder(played: Path, tmp_
     r = _in_read_only(folder, "standings", str(folder))
     assert r.returncode == 2
     assert "it is damaged" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_folder_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("a file, not a folder")
+    fails("tournament", "new", tmp_path / "file" / "t", message=f"cannot create a tournament in {tmp_path / 'file' / 't'}")
+    assert (tmp_path / "file").read_text() == "a file, not a folder"
