@@ -95,7 +95,8 @@ def _seat_of(r: dict, bot: str) -> int:  # type: ignore[type-arg]
 
 
 def _more_illegal(r: dict) -> None:  # type: ignore[type-arg]
-    r["seats"][_seat_of(r, "illegal")]["faults"]["illegal"] += 1
+    faults = r["seats"][_seat_of(r, "illegal")]["faults"]
+    faults["illegal"] = faults.get("illegal", 0) + 1
 
 
 def _hide_timeouts(r: dict) -> None:  # type: ignore[type-arg]
@@ -111,7 +112,8 @@ def _fewer_rounds(r: dict) -> None:  # type: ignore[type-arg]
 
 
 def _a_crash_for_random(r: dict) -> None:  # type: ignore[type-arg]
-    r["seats"][_seat_of(r, "random")]["faults"]["crash"] = 1
+    faults = r["seats"][_seat_of(r, "random")]["faults"]
+    faults["crash"] = faults.get("crash", 0) + 1
 
 
 @pytest.mark.parametrize(

@@ -36,14 +36,15 @@ FAULTY = {
 }
 
 #: One table of five seats, one deal, five rotations: 5 matches of at most 3 rounds, with
-#: short clocks (a silent bot costs 50 + 150 + 50 ms, then 100 ms a decision).
+#: short clocks (a silent bot costs 100 + 300 + 100 ms, then 200 ms a decision), yet room
+#: enough that a well-behaved bot on a busy machine does not time out.
 SETTINGS = TournamentSettings.from_dict(
     {
         "rules": {"max_rounds": 3},
         "table_size": 5,
         "games": 1,
         "seed": 86_753_091_234_577,  # long, so that no other number in the output contains it
-        "time_control": {"budget_ms": 50, "bank_ms": 150, "grace_ms": 50},
+        "time_control": {"budget_ms": 100, "bank_ms": 300, "grace_ms": 100},
         "max_strikes": 4,
         "sandbox": "off",
     }

@@ -37,11 +37,10 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_standings_show_each_bots_faults_kind_by_kind_as_the_logs_count_them(played: Path) -> None:
     faults, forfeits = faults_in_logs(played)
-    # The logs themselves: every faulty bot faulted, each in its own kind only.
+    # The logs themselves: every faulty bot committed its own kind of fault (on a busy
+    # machine a bot may also time out: the comparison below is exact whatever the logs hold).
     for bot, kind in KIND_OF.items():
-        assert set(faults[bot]) == {kind}, faults
-        assert faults[bot][kind] > 0
-    assert "random" not in faults
+        assert faults[bot][kind] > 0, faults
 
     data = json.loads(ok("standings", played, "--json").stdout)
     rows = {r["bot"]: r for r in data["standings"]}
