@@ -58,17 +58,29 @@ def encode_record(record: log_pb2.LogRecord) -> str:
     return json_format.MessageToJson(record, indent=None, always_print_fields_with_no_presence=True)
 
 
+#: The mode of a match log file: readable by the referee's user alone.
+LOG_FILE_MODE = 0o600
+
+
 class LogWriter:
     """Writes a match log, one flushed line per record.
 
     Use as a context manager, or call :meth:`close`. The file is created (truncated) at once,
-    with its parent directories.
+    with its parent directories, readable and writable by its owner only.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = open(self.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        # 0600: a log holds every hand and the deal order, secrets until the tournament is over
+        # (fchmod too: a file that was there already keeps its mode through O_CREAT).
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, LOG_FILE_MODE)
+        try:
+            os.fchmod(fd, LOG_FILE_MODE)
+            self._file: IO[str] | None = open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        except BaseException:
+            os.close(fd)
+            raise
         #: Lines written so far.
         self.lines = 0
 

@@ -23,10 +23,13 @@ from referee.replay.verify import (
     Verification,
     exit_code,
     find_match_log,
+    has_results,
     log_files,
     verify_folder,
     verify_log,
+    verify_results,
 )
+from referee.tournament.store import StoreError
 
 _VERDICT_STYLE = {
     Verdict.OK: "bold green",
@@ -155,7 +158,8 @@ def _verdict_line(v: Verification) -> Text:
 
 def _verify_many(folder: Path) -> None:
     files = log_files(folder)
-    if not files:
+    tournament = has_results(folder)
+    if not files and not tournament:
         _fail(f"no match logs in {folder} (looked for {folder / 'logs'}/*.jsonl and {folder}/*.jsonl)")
     results = verify_folder(folder)
     table = Table(title=f"Verified {len(results)} match logs in {folder}", title_justify="left", show_edge=False)
@@ -169,5 +173,29 @@ def _verify_many(folder: Path) -> None:
     summary = ", ".join(f"{counts[verdict]} {verdict.value}" for verdict in Verdict)
     out.print(f"{len(results)} logs: {summary}", highlight=False)
     code = exit_code(results)
+    if tournament:
+        # A tournament's results are only as good as their agreement with the logs.
+        try:
+            check = verify_results(folder)
+        except StoreError as e:
+            _fail(str(e))
+        if check.divergences:
+            t = Table(title=f"Database rows that disagree with their logs in {folder}", title_justify="left", show_edge=False)
+            t.add_column("match", overflow="fold")
+            t.add_column("field")
+            t.add_column("detail", overflow="fold")
+            for d in check.divergences:
+                t.add_row(Text(d.match), Text(d.field, style="bold red"), Text(d.detail))
+            out.print(t)
+            code = EXIT_CODES[Verdict.DIVERGED]
+        if check.divergences:
+            matches = len({d.match for d in check.divergences})
+            n = len(check.divergences)
+            verdict = Text(
+                f"{matches} match(es) disagree ({n} difference{'' if n == 1 else 's'})", style="bold red"
+            )
+        else:
+            verdict = Text("all agree", style="bold green")
+        out.print(Text(f"database: {check.rows} rows checked against their logs, ") + verdict)
     if code:
         raise typer.Exit(code)

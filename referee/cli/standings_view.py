@@ -1,4 +1,9 @@
-"""Rendering standings as a rich table, JSON or CSV (CLI layer only)."""
+"""Rendering standings as a rich table, JSON or CSV (CLI layer only).
+
+All three say whether the tournament is complete, mark disqualified bots with the reason,
+say when the bots ran unsandboxed, and show the tournament seed only once every scheduled
+match is played (until then it would let anyone work out the deals still to come).
+"""
 
 from __future__ import annotations
 
@@ -36,9 +41,18 @@ def standings_rows(st: Standings) -> list[dict[str, Any]]:
                 "rounds": b.rounds,
                 "forfeits": b.forfeits,
                 **{f"faults_{k.lower()}": b.faults.get(k, 0) for k in FAULT_KINDS},
+                "disqualified": b.disqualified,
             }
         )
     return rows
+
+
+def shown_settings(st: Standings, settings: TournamentSettings) -> dict[str, Any]:
+    """The settings as the standings show them: the seed is None until the tournament is complete."""
+    data = settings.to_dict()
+    if not st.complete:
+        data["seed"] = None
+    return data
 
 
 def standings_json(st: Standings, settings: TournamentSettings) -> str:
@@ -49,14 +63,26 @@ def standings_json(st: Standings, settings: TournamentSettings) -> str:
         for (a, b), h in sorted(st.head_to_head.items())
     ]
     return json.dumps(
-        {"settings": settings.to_dict(), "matches": st.matches, "standings": standings_rows(st), "head_to_head": h2h},
+        {
+            "settings": shown_settings(st, settings),
+            "seed_hidden": not st.complete,
+            "matches": st.matches,
+            "progress": {"played": st.played, "scheduled": st.scheduled, "complete": st.complete},
+            "unsandboxed": st.unsandboxed,
+            "disqualified": {b.name: b.disqualified for b in st.bots if b.disqualified is not None},
+            "standings": standings_rows(st),
+            "head_to_head": h2h,
+        },
         indent=2,
     )
 
 
 def standings_csv(st: Standings) -> str:
-    """The standings table as CSV."""
-    rows = standings_rows(st)
+    """The standings table as CSV; every row also says how far the tournament is played."""
+    rows = [
+        {**r, "disqualified": r["disqualified"] or "", "tournament_played": st.played, "tournament_scheduled": st.scheduled}
+        for r in standings_rows(st)
+    ]
     buf = io.StringIO()
     if rows:
         w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
@@ -67,12 +93,23 @@ def standings_csv(st: Standings) -> str:
 
 def standings_table(st: Standings, settings: TournamentSettings, title: str = "Standings") -> Group:
     """The rich standings table plus the head-to-head matrix."""
-    t = Table(
-        title=title,
-        caption=settings.describe() + "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
-        "lives/rd: lives lost per round · T/C/I/M: timeouts/crashes/illegal/malformed",
-        caption_justify="left",
+    caption = Text(st.progress + "\n", style="bold" if st.complete else "bold yellow")
+    if st.unsandboxed:
+        caption.append("bots ran unsandboxed (sandbox = off)\n", style="bold red")
+    caption.append(settings.describe())
+    if st.complete:
+        caption.append(f" · seed {settings.seed}")
+    elif st.scheduled is not None:  # unknown for loose results: nothing to promise
+        caption.append(" · seed hidden until every scheduled match is played")
+    caption.append(
+        "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
+        "lives/rd: lives lost per round · T/C/I/M: timeouts/crashes/illegal/malformed"
     )
+    for b in st.bots:
+        if b.disqualified is not None:
+            # The reason is the organiser's text: a Text, never markup.
+            caption.append(f"\nDQ {b.name}: disqualified: {b.disqualified}", style="red")
+    t = Table(title=title, caption=caption, caption_justify="left")
     t.add_column("#", justify="right")
     t.add_column("bot", style="bold", no_wrap=True)
     t.add_column("μ±σ", justify="right", no_wrap=True)  # noqa: RUF001
@@ -86,7 +123,7 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
         fault_style = "red" if any(b.faults.values()) else "dim"
         t.add_row(
             str(rank),
-            b.name,
+            Text(b.name) + Text(" DQ", style="bold red") if b.disqualified is not None else Text(b.name),
             f"{b.mu:.1f}±{b.sigma:.1f}",
             str(b.matches),
             f"{b.win_rate:.0%} ({b.win_low:.0%}–{b.win_high:.0%})" if b.matches else "–",  # noqa: RUF001

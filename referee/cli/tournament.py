@@ -33,7 +33,7 @@ from referee.game import RulesError, parse_overrides
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import RunError, RunReport, TaskResult, run_pending
 from referee.tournament.settings import SettingsError, TournamentSettings, section
-from referee.tournament.standings import FAULT_KINDS, compute_standings
+from referee.tournament.standings import FAULT_KINDS, compute_standings, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
 from referee.tournament.submit import SubmissionError, submit
 
@@ -44,9 +44,9 @@ _TC = TimeControl()
 DirArg = Annotated[Path, typer.Argument(help="The tournament's folder.", show_default=False)]
 
 
-def _open(folder: Path) -> TournamentStore:
+def _open(folder: Path, *, readonly: bool = False) -> TournamentStore:
     try:
-        return TournamentStore.open(folder)
+        return TournamentStore.open(folder, readonly=readonly)
     except StoreError as e:
         fail(str(e))
 
@@ -173,14 +173,17 @@ def submit_command(
 @app.command("bots")
 def bots_command(folder: DirArg) -> None:
     """List the tournament's bots."""
-    with _open(folder) as store:
+    with _open(folder, readonly=True) as store:
         t = Table(title=f"Bots in {escape(str(folder))}")
         for col in ("name", "bot", "version", "author", "kind", "runs as", "matches"):
             t.add_column(col)
-        for b in store.bots():
-            # Name, version and author are the bot's own text: shown as text, never as markup.
-            cells = (b.name, b.bot_name, b.bot_version, b.author, b.kind, b.spec, str(store.matches_of(b.name)))
-            t.add_row(*map(escape, cells))
+        try:
+            for b in store.bots():
+                # Name, version and author are the bot's own text: shown as text, never as markup.
+                cells = (b.name, b.bot_name, b.bot_version, b.author, b.kind, b.spec, str(store.matches_of(b.name)))
+                t.add_row(*map(escape, cells))
+        except StoreError as e:
+            fail(str(e))
         out.print(t)
 
 
@@ -302,9 +305,9 @@ def standings_command(
     """Print the standings: ratings with uncertainty, win rates with 95% intervals, faults."""
     if as_json and as_csv:
         fail("choose one of --json and --csv")
-    with _open(folder) as store:
+    with _open(folder, readonly=True) as store:
         try:
-            st = compute_standings(store.matches(), [b.name for b in store.bots()])
+            st = tournament_standings(store)
         except StoreError as e:
             fail(str(e))
         settings = store.settings

@@ -17,19 +17,30 @@ verdict               exit  meaning
 
 For several logs the most serious verdict decides: diverged, then unreadable, then incomplete.
 
-Pure: no printing; files are only read.
+:func:`verify_results` checks a tournament's results store against its logs: every database
+row (placings, winner, rounds, each seat's faults by kind, forfeit, lives, decisions, its bot,
+the match seed) must be what its log says, every row must have its log and every finished
+match's log its row. Each difference is a :class:`RowDivergence` (a divergence: exit 1).
+
+Pure: no printing; files and the database are only read.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
+from referee import wire
 from referee.faults import LogError
-from referee.log import iter_log, read_log
+from referee.game.cards import Card
+from referee.game.state import ForfeitRecord, Match, Record, RoundResult
+from referee.log import LogWatcher, MatchLog, Position, iter_log, read_log, walk_log
 from referee.replay.model import Divergence, build_replay
+from referee.tournament.store import DB_NAME, MatchRow, TournamentStore
 
 
 class Verdict(Enum):
@@ -112,6 +123,183 @@ def exit_code(results: list[Verification]) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- the results store against the logs
+
+
+@dataclass(frozen=True, slots=True)
+class RowDivergence:
+    """A database row and its match log disagree (or one of them is missing)."""
+
+    #: The match key (for a log without a row: the log's file name).
+    match: str
+    #: What differs, in the stored result's names: ``placings``, ``seats[1].faults.illegal``;
+    #: ``log`` for a row without its log, ``row`` for a log without its row.
+    field: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"match {self.match}: {self.field}: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class ResultsCheck:
+    """What :func:`verify_results` found."""
+
+    #: Database rows checked.
+    rows: int
+    divergences: tuple[RowDivergence, ...]
+
+
+class _Tally(LogWatcher):
+    """Counts, seat by seat, what the runner stores of a match (see ``outcome_to_result``)."""
+
+    def __init__(self, seats: int) -> None:
+        self.faults: list[dict[str, int]] = [{} for _ in range(seats)]
+        self.forfeits = [False] * seats
+        self.lives_lost = [0] * seats
+        self.rounds = [0] * seats
+
+    def faulted(self, at: Position, fault: wire.FaultInfo) -> None:
+        """Count the fault by kind."""
+        self.faults[fault.seat][fault.kind] = self.faults[fault.seat].get(fault.kind, 0) + 1
+
+    def forfeited(self, at: Position, record: ForfeitRecord, hand: tuple[Card, ...]) -> None:
+        """Mark the seat forfeited."""
+        self.forfeits[record.seat] = True
+
+    def produced(self, at: Position, kind: str, record: Record, match: Match) -> None:
+        """Count lives lost and rounds played at each round's end."""
+        if kind == "round_end" and isinstance(record, RoundResult):
+            for seat, n in record.lives_lost.items():
+                self.lives_lost[seat] += n
+            for seat in record.hands:
+                self.rounds[seat] += 1
+
+
+def _expected_result(log: MatchLog, tally: _Tally) -> dict[str, Any]:
+    """The result a database row must hold for this log (the runner's ``outcome_to_result``)."""
+    footer = log.footer
+    assert footer is not None
+    stats = {s.seat: s for s in footer.stats}
+    seats = []
+    for i, info in enumerate(log.header.seats):
+        st = stats.get(i)
+        seats.append(
+            {
+                "bot": info.label or info.identity.name,
+                "placing": footer.placings[i] if i < len(footer.placings) else None,
+                "lives_lost": tally.lives_lost[i],
+                "rounds": tally.rounds[i],
+                "faults": tally.faults[i],
+                "forfeited": tally.forfeits[i],
+                "decisions": st.decisions if st else None,
+                "total_latency_us": st.total_latency_us if st else None,
+                "max_latency_us": st.max_latency_us if st else None,
+            }
+        )
+    return {
+        "placings": list(footer.placings),
+        "winner": footer.winner,
+        "reason": footer.reason,
+        "rounds": footer.rounds,
+        "seats": seats,
+    }
+
+
+def _differences(path: str, stored: Any, logged: Any) -> list[tuple[str, str]]:
+    """Every field where ``stored`` (the row) and ``logged`` (the log) differ, by path.
+
+    Fields the log cannot speak of (added to rows later) are not differences; a fault kind
+    counted in the row but absent from the log is.
+    """
+    faults = path.endswith("faults")
+    if isinstance(stored, Mapping) and isinstance(logged, Mapping):
+        if faults:
+            # A kind with no fault may be stored as 0 or not at all.
+            stored = {k: v for k, v in stored.items() if v != 0}
+        out: list[tuple[str, str]] = []
+        for k in sorted(set(logged) | (set(stored) if faults else set()), key=str):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in stored:
+                out.append((sub, f"missing in the database; the log has {logged[k]!r}"))
+            elif k not in logged:
+                out.append((sub, f"the database has {stored[k]!r}; the log has none"))
+            else:
+                out.extend(_differences(sub, stored[k], logged[k]))
+        return out
+    if path == "seats" and isinstance(stored, list) and isinstance(logged, list) and len(stored) == len(logged):
+        return [d for i, (a, b) in enumerate(zip(stored, logged, strict=True)) for d in _differences(f"seats[{i}]", a, b)]
+    if stored != logged:
+        return [(path, f"the database has {stored!r}; the log has {logged!r}")]
+    return []
+
+
+def _check_row(folder: Path, row: MatchRow) -> list[RowDivergence]:
+    def div(field: str, detail: str) -> list[RowDivergence]:
+        return [RowDivergence(row.key, field, detail)]
+
+    logs = (folder / "logs").resolve()
+    path = (folder / row.log_path).resolve()
+    if not path.is_relative_to(logs):
+        return div("log_path", f"{row.log_path!r} is not a log in the tournament's logs folder")
+    if not path.is_file():
+        return div("log", f"the database records this match, but its log {row.log_path} is missing")
+    try:
+        log = read_log(path)
+    except LogError as e:
+        return div("log", f"the log {row.log_path} cannot be read: {e}")
+    if log.footer is None:
+        return div("log", f"the database records this match as finished; its log {row.log_path} has no footer")
+    tally = _Tally(log.header.players)
+    walk = walk_log(log, tally)
+    if walk.divergence is not None:
+        # The log itself diverges (its own verdict says where); a row cannot be checked against it.
+        return div("log", f"the log {row.log_path} diverges from the game model, so the row cannot be checked")
+    out = [RowDivergence(row.key, f, d) for f, d in _differences("", row.result, _expected_result(log, tally))]
+    h = log.header
+    if h.match_id != row.key:
+        out += div("key", f"the log {row.log_path} is of match {h.match_id!r}")
+    labels = [s.label or s.identity.name for s in h.seats]
+    if list(row.seats) != labels:
+        out += div("seats", f"the database has {list(row.seats)}; the log has {labels}")
+    if row.seed != h.seed:
+        out += div("seed", f"the database has {row.seed}; the log has {h.seed}")
+    return out
+
+
+def verify_results(folder: str | os.PathLike[str]) -> ResultsCheck:
+    """Check a tournament's database against its logs, row by row (see the module doc).
+
+    The database is opened read-only. Raises
+    :class:`~referee.tournament.store.StoreError` if it cannot be read at all.
+    """
+    f = Path(folder)
+    with TournamentStore.open(f, readonly=True) as store:
+        rows = store.matches()
+    out: list[RowDivergence] = []
+    referenced: set[Path] = set()
+    for row in rows:
+        referenced.add((f / row.log_path).resolve())
+        out.extend(_check_row(f, row))
+    for p in log_files(f):
+        if p.resolve() in referenced:
+            continue
+        try:
+            log = read_log(p)
+        except LogError:
+            continue  # its own verdict says so
+        # A log without a footer is a match in flight when a run stopped (reported as
+        # incomplete); a finished match must have its row.
+        if log.footer is not None:
+            out.append(RowDivergence(p.name, "row", "a finished match's log has no row in the database"))
+    return ResultsCheck(len(rows), tuple(out))
+
+
+def has_results(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` holds a tournament's results store."""
+    return (Path(folder) / DB_NAME).is_file()
+
+
 class MatchNotFound(LookupError):
     """No log (or more than one) in a folder answers to a match name."""
 
@@ -153,11 +341,15 @@ def _match_id(path: Path) -> str | None:
 __all__ = [
     "EXIT_CODES",
     "MatchNotFound",
+    "ResultsCheck",
+    "RowDivergence",
     "Verdict",
     "Verification",
     "exit_code",
     "find_match_log",
+    "has_results",
     "log_files",
     "verify_folder",
     "verify_log",
+    "verify_results",
 ]

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from openskill.models import PlackettLuce
 from scipy.stats import binomtest
 
-from referee.tournament.store import MatchRow
+from referee.tournament.schedule import build_schedule
+from referee.tournament.store import MatchRow, TournamentStore
 
-FAULT_KINDS = ("TIMEOUT", "CRASH", "ILLEGAL", "MALFORMED")
+#: The fault kinds, as the referee names them on the wire, in the log and in the database
+#: (lower case: a look-up in any other case finds nothing, and every count reads 0).
+FAULT_KINDS = ("timeout", "crash", "illegal", "malformed")
 
 
 @dataclass(slots=True)
@@ -36,6 +39,8 @@ class BotStanding:
     sigma: float = 0.0
     win_low: float = 0.0
     win_high: float = 0.0
+    #: Why the bot was disqualified; None if it was not.
+    disqualified: str | None = None
 
     @property
     def ordinal(self) -> float:
@@ -79,7 +84,32 @@ class Standings:
 
     bots: list[BotStanding]
     head_to_head: dict[tuple[str, str], HeadToHead]
+    #: Matches played (and counted here).
     matches: int
+    #: Matches the schedule holds; None when not known (standings of loose results).
+    scheduled: int | None = None
+    #: Scheduled matches played (None when the schedule is not known).
+    played: int | None = None
+    #: Whether the bots ran without a sandbox (the tournament's ``sandbox = "off"``).
+    unsandboxed: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every scheduled match has been played.
+
+        False while the schedule is unknown or empty: a tournament short of bots has not
+        even begun.
+        """
+        return bool(self.scheduled) and self.played == self.scheduled
+
+    @property
+    def progress(self) -> str:
+        """``complete: all 480 matches played`` or ``incomplete: 412 of 480 matches played``."""
+        if self.scheduled is None or self.played is None:
+            return f"{self.matches} matches played"
+        if self.complete:
+            return f"complete: all {self.scheduled} scheduled matches played"
+        return f"incomplete: {self.played} of {self.scheduled} matches played"
 
 
 #: Rating passes over the matches in different (fixed, seeded) orders, averaged.
@@ -110,8 +140,21 @@ def _ratings(rows: list[MatchRow], names: list[str]) -> dict[str, tuple[float, f
     return {n: (mu / RATING_PASSES, sigma / RATING_PASSES) for n, (mu, sigma) in total.items()}
 
 
-def compute_standings(rows: Iterable[MatchRow], names: Iterable[str] = ()) -> Standings:
-    """Standings from finished matches (``names`` adds bots that have not played yet)."""
+def compute_standings(
+    rows: Iterable[MatchRow],
+    names: Iterable[str] = (),
+    *,
+    scheduled: int | None = None,
+    played: int | None = None,
+    disqualified: dict[str, str] | None = None,
+    unsandboxed: bool = False,
+) -> Standings:
+    """Standings from finished matches (``names`` adds bots that have not played yet).
+
+    ``scheduled`` is the schedule's size and ``played`` how many of its matches ``rows``
+    hold; ``disqualified`` maps a bot to the reason it was
+    disqualified, and ``unsandboxed`` says the bots ran without a sandbox.
+    """
     rows = sorted(rows, key=lambda r: r.key)
     table: dict[str, BotStanding] = {n: BotStanding(n) for n in names}
     h2h: dict[tuple[str, str], HeadToHead] = defaultdict(HeadToHead)
@@ -129,6 +172,8 @@ def compute_standings(rows: Iterable[MatchRow], names: Iterable[str] = ()) -> St
             st.rounds += int(info.get("rounds", 0))
             st.forfeits += bool(info.get("forfeited", False))
             for kind, n in info.get("faults", {}).items():
+                # Lower case whatever the writer used: the kinds are the wire's names.
+                kind = str(kind).lower()
                 st.faults[kind] = st.faults.get(kind, 0) + int(n)
             for t, other in enumerate(seats):
                 if t == s:
@@ -141,6 +186,8 @@ def compute_standings(rows: Iterable[MatchRow], names: Iterable[str] = ()) -> St
                     h.equal += 1
                 else:
                     h.worse += 1
+    for name, reason in (disqualified or {}).items():
+        table.setdefault(name, BotStanding(name)).disqualified = reason
     ratings = _ratings(rows, list(table))
     for name, st in table.items():
         st.mu, st.sigma = ratings[name]
@@ -148,4 +195,26 @@ def compute_standings(rows: Iterable[MatchRow], names: Iterable[str] = ()) -> St
             ci = binomtest(st.wins, st.matches).proportion_ci(confidence_level=0.95, method="wilson")
             st.win_low, st.win_high = float(ci.low), float(ci.high)
     ordered = sorted(table.values(), key=lambda b: (-b.ordinal, b.mean_placing, b.name))
-    return Standings(ordered, dict(h2h), len(rows))
+    return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed)
+
+
+def tournament_standings(store: TournamentStore) -> Standings:
+    """The standings of a tournament as its store holds it: results, schedule size,
+    disqualifications, and whether its bots ran unsandboxed.
+
+    Raises :class:`~referee.tournament.store.StoreError` for a database that cannot be read.
+    """
+    settings = store.settings
+    names = [b.name for b in store.bots()]
+    rows = store.matches()
+    schedule = {m.key for m in build_schedule(names, settings.table_size, settings.games, settings.seed)}
+    # Only scheduled matches count toward "played": a row of a withdrawn bot's match is not
+    # a step toward this schedule's end.
+    return compute_standings(
+        rows,
+        names,
+        scheduled=len(schedule),
+        played=sum(1 for r in rows if r.key in schedule),
+        disqualified=store.disqualified(),
+        unsandboxed=settings.sandbox == "off",
+    )

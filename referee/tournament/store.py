@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -57,8 +58,80 @@ CREATE TABLE disqualified (
 """
 
 
+#: Modes of what a tournament holds: its seed, the bots' files and the logs are secrets
+#: (DESIGN.md, "Untrusted bots"), readable by the referee's user alone.
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
+
+
 class StoreError(Exception):
     """The tournament folder or database cannot be used; the message says why."""
+
+
+class _Cursor:
+    """A cursor whose every read turns a database error into a :class:`StoreError`."""
+
+    def __init__(self, cursor: sqlite3.Cursor, guard: _Guarded) -> None:
+        self._cursor = cursor
+        self._guard = guard
+
+    def fetchone(self) -> Any:
+        """The next row, or None."""
+        with self._guard.errors():
+            return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        """The remaining rows."""
+        with self._guard.errors():
+            return self._cursor.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        """Rows the last statement changed."""
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        """The rowid of the last row inserted."""
+        return self._cursor.lastrowid
+
+    def __iter__(self) -> Iterator[Any]:
+        # Rows are read lazily, so a damaged page can surface at any row: read them all here.
+        return iter(self.fetchall())
+
+
+class _Guarded:
+    """The store's connection: every query's database error (a damaged page, a missing
+    table, a read-only file) becomes a :class:`StoreError` naming the database, never a raw
+    ``sqlite3`` traceback for a user."""
+
+    def __init__(self, conn: sqlite3.Connection, db: Path) -> None:
+        self._conn = conn
+        self._db = db
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn database errors inside the block into :class:`StoreError`."""
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise  # a constraint: callers turn it into their own message
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self._db}: database error ({e}); the database was left as it is") from None
+
+    def execute(self, sql: str, params: Any = ()) -> _Cursor:
+        """Run one statement."""
+        with self.errors():
+            return _Cursor(self._conn.execute(sql, params), self)
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> _Cursor:
+        """Run one statement for each row."""
+        with self.errors():
+            return _Cursor(self._conn.executemany(sql, rows), self)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +179,12 @@ def now() -> str:
 class TournamentStore:
     """Access to one tournament folder's database."""
 
-    def __init__(self, folder: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, folder: Path, conn: sqlite3.Connection, *, readonly: bool = False) -> None:
         self.folder = folder
-        self._conn = conn
+        self.readonly = readonly
+        self._conn = _Guarded(conn, folder / DB_NAME)
+        # Whether this (read-only) store left -wal and -shm files that were not there before.
+        self._made_wal = False
 
     # ------------------------------------------------------------- create / open
 
@@ -122,24 +198,44 @@ class TournamentStore:
             raise StoreError(f"{folder} already holds a tournament ({DB_NAME}); pick another folder")
         if folder.exists() and any(folder.iterdir()):
             raise StoreError(f"{folder} is not empty; a tournament needs a new or empty folder")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "logs").mkdir(exist_ok=True)
-        (folder / "bots").mkdir(exist_ok=True)
-        conn = sqlite3.connect(folder / DB_NAME, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("BEGIN")
-        # Not executescript: it commits on its own, and creation must be all or nothing.
-        for stmt in filter(None, (s.strip() for s in _strip_comments(_SCHEMA).split(";"))):
-            conn.execute(stmt)
-        conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        conn.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings.to_dict()),))
-        conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (now(),))
-        conn.execute("COMMIT")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            # chmod as well as mkdir's mode: an existing empty folder keeps its own, and the umask applies.
+            folder.chmod(FOLDER_MODE)
+            for sub in ("logs", "bots"):
+                (folder / sub).mkdir(mode=FOLDER_MODE, exist_ok=True)
+                (folder / sub).chmod(FOLDER_MODE)
+            db = folder / DB_NAME
+            # Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the
+            # database's own mode, so they are never readable by others either.
+            os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+            db.chmod(FILE_MODE)
+            conn = sqlite3.connect(db, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN")
+            # Not executescript: it commits on its own, and creation must be all or nothing.
+            for stmt in filter(None, (s.strip() for s in _strip_comments(_SCHEMA).split(";"))):
+                conn.execute(stmt)
+            conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            conn.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings.to_dict()),))
+            conn.execute("INSERT INTO meta VALUES ('created_at', ?)", (now(),))
+            conn.execute("COMMIT")
+            for extra in _wal_files(db):
+                if extra.exists():
+                    extra.chmod(FILE_MODE)
+        except (OSError, sqlite3.Error) as e:
+            # A folder we may not write, a full disk: a message, not a traceback.
+            raise StoreError(f"cannot create a tournament in {folder}: {getattr(e, 'strerror', None) or e}") from None
         return TournamentStore(folder, conn)
 
     @staticmethod
-    def open(folder: Path) -> TournamentStore:
-        """Open an existing tournament; a clear error if ``folder`` is not a usable one."""
+    def open(folder: Path, *, readonly: bool = False) -> TournamentStore:
+        """Open an existing tournament; a clear error if ``folder`` is not a usable one.
+
+        The database is checked (``PRAGMA quick_check``) before anything can be written, so
+        a damaged database is refused and left as it is. ``readonly`` opens it for reading
+        only (``standings``, ``bots``, ``replay``), which also works on a read-only folder.
+        """
         folder = Path(folder)
         if not folder.exists():
             raise StoreError(f"no such folder: {folder}")
@@ -149,9 +245,10 @@ class TournamentStore:
         if not db.exists():
             raise StoreError(f"{folder} is not a tournament folder (no {DB_NAME}); create one with 'thirtyone tournament new {folder}'")
         conn: sqlite3.Connection | None = None
+        made_wal = readonly and not any(p.exists() for p in _wal_files(db))
         try:
-            # mode=rw: never create a database where one is missing.
-            conn = sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)
+            conn = _connect(db, readonly)
+            _check(conn, db)
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             conn.execute("SELECT count(*) FROM bots").fetchone()
             conn.execute("SELECT count(*) FROM matches").fetchone()
@@ -160,22 +257,24 @@ class TournamentStore:
                 raise StoreError(f"{db} has schema version {version!r}; this thirtyone reads version {SCHEMA_VERSION}")
             if "settings" not in rows:
                 raise StoreError(f"{db} has no settings; it was left as it is")
-            store = TournamentStore(folder, conn)
+            store = TournamentStore(folder, conn, readonly=readonly)
+            store._made_wal = made_wal
             _ = store.settings  # validate now, so every command fails early and the same way
             return store
         except sqlite3.DatabaseError as e:
-            if conn is not None:
-                conn.close()
+            _close(conn, db, made_wal)
             raise StoreError(f"{db} is not a readable tournament database ({e}); it was left as it is") from None
         except BaseException:
             # Not left open for the garbage collector: a long-lived caller would keep the file.
-            if conn is not None:
-                conn.close()
+            _close(conn, db, made_wal)
             raise
 
     def close(self) -> None:
         """Close the database."""
         self._conn.close()
+        if self._made_wal:
+            self._made_wal = False
+            _tidy_wal(self.folder / DB_NAME)
 
     def __enter__(self) -> TournamentStore:
         return self
@@ -184,7 +283,7 @@ class TournamentStore:
         self.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self) -> Iterator[_Guarded]:
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
@@ -316,6 +415,76 @@ class TournamentStore:
             except (ValueError, TypeError) as e:
                 raise StoreError(f"match {key} is stored unreadably ({e}); the database was left as it is") from None
         return out
+
+
+def _wal_files(db: Path) -> tuple[Path, Path]:
+    return db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")
+
+
+def _connect(db: Path, readonly: bool) -> sqlite3.Connection:
+    """A connection that never creates a database where one is missing (``mode=rw``/``ro``)."""
+    if not readonly:
+        return sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        # A WAL database in a folder nobody may write: SQLite cannot make its -shm file.
+        # Nothing can change the database there either, so it is read as immutable; but
+        # a -wal file with content holds committed matches that would be missed.
+        wal, _ = _wal_files(db)
+        if os.access(db.parent, os.W_OK) and os.access(db, os.R_OK):
+            raise
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreError(
+                f"{db} has recent matches in {wal.name} that cannot be read in a read-only folder; "
+                "open the tournament once where it can be written (any 'thirtyone' command does), then try again"
+            ) from None
+        return sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, isolation_level=None)
+
+
+def _close(conn: sqlite3.Connection | None, db: Path, made_wal: bool) -> None:
+    if conn is not None:
+        conn.close()
+        if made_wal:
+            _tidy_wal(db)
+
+
+def _check(conn: sqlite3.Connection, db: Path) -> None:
+    """Refuse a damaged database before anything is written into it."""
+    try:
+        problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as e:
+        if str(e) == "file is not a database":
+            raise  # not damaged but something else entirely: open() says so
+        # Damage bad enough that the check itself stops on it.
+        problems = [str(e)]
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+        raise StoreError(f"{db} is not a readable tournament database (it is damaged: {shown}); it was left as it is")
+
+
+def _tidy_wal(db: Path) -> None:
+    """Remove the empty -wal and -shm files a read-only reader left behind.
+
+    A read-only connection cannot remove them itself. A read-write connection (asking
+    nothing) does, as SQLite's last connection to close: after taking the locks that prove no
+    other connection uses them, and with nothing in the WAL to copy into the database.
+    """
+    wal, _ = _wal_files(db)
+    try:
+        if wal.exists() and wal.stat().st_size > 0:
+            return  # a writer came meanwhile; its own close tidies up
+        conn = sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)
+        try:
+            conn.execute("PRAGMA query_only=1")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError):
+        pass  # a read-only folder or file: the files stay, harmless and as private as the database
 
 
 def _strip_comments(sql: str) -> str:

@@ -25,10 +25,10 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def tournament(logs: dict[str, Path], tmp_path: Path) -> Path:
-    """A tournament folder: a database (ignored here) and its logs under logs/."""
+    """A tournament folder's logs under logs/, without a database (``--verify`` checks a
+    database against its logs when there is one: tests/replay/test_verify_db.py)."""
     folder = tmp_path / "tour"
     (folder / "logs").mkdir(parents=True)
-    (folder / "tournament.db").write_bytes(b"SQLite format 3\x00")
     write_lines(folder / "logs" / "r1_t1_g1.jsonl", lines_of(logs["standard"]))
     write_lines(folder / "logs" / "r1_t1_g2.jsonl", lines_of(logs["specials"]))
     return folder
