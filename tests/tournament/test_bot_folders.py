@@ -158,4 +158,6 @@ def test_without_a_sandbox_run_refuses_unless_the_tournament_says_off(tmp_path: 
     assert ran.returncode == 0, ran.stderr
     standings = _thirtyone("standings", str(off), "--json", path=no_bwrap)
     data = json.loads(standings.stdout)
-    assert "sandbox" in json.dumps(data)
+    assert data["unsandboxed"] is True and data["settings"]["sandbox"] == "off"
+    table = _thirtyone("standings", str(off), path=no_bwrap)
+    assert "bots ran unsandboxed" in flat(table.stdout)
