@@ -52,6 +52,8 @@ class TournamentSettings:
     fault_policy: str = "lenient"
     max_strikes: int = 3
     sandbox: str = "auto"
+    #: Start failures in a row after which a bot is disqualified.
+    max_start_failures: int = 3
 
     def __post_init__(self) -> None:
         if isinstance(self.table_size, bool) or not isinstance(self.table_size, int) or not (
@@ -68,6 +70,12 @@ class TournamentSettings:
             raise SettingsError(f"max_strikes must be a whole number from 1 to 1000, got {self.max_strikes!r}")
         if self.sandbox not in SANDBOX_MODES:
             raise SettingsError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {self.sandbox!r}")
+        if (
+            isinstance(self.max_start_failures, bool)
+            or not isinstance(self.max_start_failures, int)
+            or not 1 <= self.max_start_failures <= 1000
+        ):
+            raise SettingsError(f"max_start_failures must be a whole number from 1 to 1000, got {self.max_start_failures!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, stored in the tournament database."""
@@ -84,20 +92,21 @@ class TournamentSettings:
             "fault_policy": self.fault_policy,
             "max_strikes": self.max_strikes,
             "sandbox": self.sandbox,
+            "max_start_failures": self.max_start_failures,
         }
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> TournamentSettings:
         """Read settings back from :meth:`to_dict`'s form (or a parsed TOML file)."""
-        known = {"rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "sandbox", "tournament"}
+        known = {"rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "sandbox", "max_start_failures", "tournament"}
         unknown = set(data) - known
         if unknown:
             raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
         flat = section(data, "tournament")
-        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox"):
+        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "max_start_failures"):
             if k in data:
                 flat[k] = data[k]
-        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox"}
+        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "max_start_failures"}
         if unknown_t:
             raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
         try:
@@ -121,6 +130,7 @@ class TournamentSettings:
             fault_policy=flat.get("fault_policy", "lenient"),
             max_strikes=flat.get("max_strikes", 3),
             sandbox=flat.get("sandbox", "auto"),
+            max_start_failures=flat.get("max_start_failures", 3),
         )
 
     @staticmethod

@@ -317,6 +317,63 @@ class TournamentStore:
                 raise StoreError(f"match {key} is stored unreadably ({e}); the database was left as it is") from None
         return out
 
+    # ------------------------------------------------------------- the runner's records
+    # Created when first needed (CREATE ... IF NOT EXISTS), so that every schema-2 database
+    # has them without a new schema version.
+
+    def _ops(self) -> sqlite3.Connection:
+        for stmt in _OPS_SCHEMA:
+            self._conn.execute(stmt)
+        return self._conn
+
+    def record_infra_failure(self, key: str, error: str) -> None:
+        """Record that the infrastructure failed to play match ``key`` (never charged to a bot)."""
+        self._ops()
+        with self._tx() as c:
+            c.execute("INSERT INTO infra_failures (key, error, at) VALUES (?, ?, ?)", (key, error, now()))
+
+    def infra_failures(self) -> list[tuple[str, str, str]]:
+        """Infrastructure failures, oldest first: (match key, error, when)."""
+        return [(str(k), str(e), str(a)) for k, e, a in self._ops().execute("SELECT key, error, at FROM infra_failures ORDER BY id")]
+
+    def note_start(self, name: str, *, ok: bool) -> int:
+        """Count a bot's successful start (``ok``) or failed one; its failures in a row now."""
+        self._ops()
+        with self._tx() as c:
+            if ok:
+                c.execute("DELETE FROM start_failures WHERE name = ?", (name,))
+                return 0
+            c.execute(
+                "INSERT INTO start_failures VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET consecutive = consecutive + 1",
+                (name,),
+            )
+            (n,) = c.execute("SELECT consecutive FROM start_failures WHERE name = ?", (name,)).fetchone()
+            return int(n)
+
+    def replace_match(self, row: MatchRow) -> None:
+        """Record a match played again on purpose, replacing its earlier result (one transaction)."""
+        with self._tx() as c:
+            c.execute("DELETE FROM matches WHERE key = ?", (row.key,))
+            c.execute(
+                "INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row.key, row.table_key, row.deal, row.rotation, str(row.seed), json.dumps(list(row.seats)),
+                 json.dumps(row.result), row.log_path, row.finished_at, row.duration_s),
+            )
+
 
 def _strip_comments(sql: str) -> str:
     return "\n".join(line.split("--", 1)[0] for line in sql.splitlines())
+
+
+_OPS_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS infra_failures (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL,
+        error TEXT NOT NULL,
+        at TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS start_failures (
+        name TEXT PRIMARY KEY,
+        consecutive INTEGER NOT NULL
+    )""",
+)
