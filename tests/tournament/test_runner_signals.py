@@ -72,12 +72,29 @@ def assert_saved(folder: Path) -> None:
         assert (folder / row.log_path).is_file(), row.key
 
 
+#: Many short matches: the pending tasks no longer fit in one pipe's buffer (the old runner
+#: then hung at exit in the thread feeding its task queue).
+MANY = TournamentSettings(
+    table_size=2,
+    games=40,
+    seed=5,
+    rules=Rules(max_rounds=2, max_turns_per_round=30),
+    time_control=TimeControl(budget_ms=100, bank_ms=200, grace_ms=50),
+)
+
+
+@pytest.fixture(scope="module")
+def many_matches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample bots in a tournament of 240 short matches, nothing played. Copy it before use."""
+    return make_tournament(tmp_path_factory.mktemp("many") / "t", MANY, ["random", "greedy", "threshold"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_to_the_process_group_stops_the_run_within_seconds(
-    base_tournament: Path, tmp_path: Path, sig: signal.Signals, code: int
+    many_matches: Path, tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
-    folder = copy_tournament(base_tournament, tmp_path / "t")
+    folder = copy_tournament(many_matches, tmp_path / "t")
     out = tmp_path / "run.out"
     proc = start_run(folder, out)
     try:
