@@ -368,8 +368,9 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
     players = [handles[names[s]] for s in present]
     if task.output_dir:
         os.makedirs(task.output_dir, mode=0o700, exist_ok=True)
-    for s, h in zip(present, players, strict=True):
-        _keep_output(h, os.path.join(task.output_dir, output_file_name(s, names[s])) if task.output_dir else None)
+    # Named by the seat in the match played (the log's seat), which is what a replay shows.
+    for i, (s, h) in enumerate(zip(present, players, strict=True)):
+        _keep_output(h, os.path.join(task.output_dir, output_file_name(i, names[s])) if task.output_dir else None)
     try:
         outcome = await play_match(players, seed=task.match.seed, config=config, log_path=task.log_path, match_id=key)
     finally:

@@ -96,6 +96,12 @@ def test_a_tournament_of_broken_bots_runs_to_the_end_in_one_run(tmp_path: Path) 
     # The crasher's last words are kept, per match and seat.
     said = [p.read_text() for p in (folder / "output").glob("*/seat*-crasher.txt")]
     assert sum("dying on decision 2" in text for text in said) == faults_of(folder, "crasher")["crash"]
+    # ... and shown by replay, by the seat of the match's log.
+    crashed = next(r for r in rows if "crasher" in r.seats and r.log_path and r.result["seats"][r.seats.index("crasher")]["faults"])
+    seat = crashed.seats.index("crasher")
+    shown = ok("replay", folder, crashed.key, "--bot-output", seat)
+    assert "hostile bot: dying on decision 2" in shown.stdout
+    fails("replay", folder, crashed.key, "--bot-output", 5, message="--bot-output 5: the match has seats 0 to 1")
     ok("standings", folder)
 
 
