@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import tempfile
 import time
 import tomllib
@@ -270,6 +271,9 @@ def _play(folder: Path, store: TournamentStore, jobs: int, only: list[str] | Non
         fail(str(e), 1)
     except OSError as e:  # the referee's own files: the disk, the folder
         fail(f"the run stopped: {describe_error(e)}; finished matches are saved", 1)
+    except sqlite3.Error as e:  # SQLite says "database or disk is full" for a full disk
+        what = "the disk is full" if "full" in str(e) else f"the tournament database cannot be written ({e})"
+        fail(f"the run stopped: {what}; finished matches are saved", 1)
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

@@ -597,7 +597,7 @@ def clean_leftovers(store: TournamentStore) -> None:
     """
     folder = store.folder
     shutil.rmtree(folder / "running", ignore_errors=True)
-    (folder / "running").mkdir(mode=0o700)
+    (folder / "running").mkdir(mode=0o700, exist_ok=True)
     os.chmod(folder / "running", 0o700)  # whatever the umask
     tmp = tmp_root_of(folder)
     shutil.rmtree(tmp, ignore_errors=True)
