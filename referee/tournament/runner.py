@@ -705,6 +705,6 @@ def _note_starts(store: TournamentStore, r: TaskResult, limit: int, report: RunR
         n = store.note_start(name, ok=False)
         if n >= limit and name not in done:
             first = why.splitlines()[0] if why else "no reason given"
-            reason = f"failed to start {n} times in a row (last: {first})"
+            reason = f"failed to start {n} time{'s' if n != 1 else ''} in a row (last: {first})"
             store.disqualify(name, reason)
             report.disqualified[name] = reason
