@@ -306,7 +306,7 @@ def run_command(
 @tournament_app.command("rerun")
 def rerun_command(
     folder: DirArg,
-    key: Annotated[str, typer.Argument(help="The match key, e.g. r1/t2/g1 (see 'thirtyone standings' or logs/).", show_default=False)],
+    key: Annotated[str, typer.Argument(help="The match key (e.g. greedy+random/d000/r1) or its log's file name in logs/.", show_default=False)],
 ) -> None:
     """Play one match again on purpose, replacing its stored result once it is played."""
     with _open(folder) as store:

@@ -650,10 +650,11 @@ def _run_locked(
         report.startup_s += r.startup_s
         report.match_s += r.duration_s
         if r.ok:
-            t = by_key[r.key]
-            _commit(store, t, r, replace=only is not None)
-            report.played += 1
-            _note_starts(store, r, settings.max_start_failures, report)
+            with _signals_deferred():
+                # A Ctrl-C now waits the few milliseconds until the match is committed.
+                _commit(store, by_key[r.key], r, replace=only is not None)
+                report.played += 1
+                _note_starts(store, r, settings.max_start_failures, report)
         else:
             store.record_infra_failure(r.key, r.error)
             if not r.retrying:
@@ -662,6 +663,20 @@ def _run_locked(
             on_result(r)
     report.seconds = time.monotonic() - started
     return report
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back (they stay pending) while the block runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _commit(store: TournamentStore, t: MatchTask, r: TaskResult, *, replace: bool) -> None:

@@ -156,7 +156,6 @@ def test_a_killed_run_leaves_temporary_folders_that_the_next_run_removes(base_to
     assert wait_gone(family) == []
     left = list(tmp.iterdir())
     assert left, "the killed run's bots had temporary folders"
-    assert any((d / "bot.sock").exists() for d in left)
     ok("tournament", "run", folder, "-j", "2")
     assert list(tmp.iterdir()) == []
     assert done_count(folder) == len(scheduled_keys(folder))
