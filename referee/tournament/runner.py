@@ -346,7 +346,7 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
     failures: dict[str, str] = {}
     for b, got in zip(to_start, outcomes, strict=True):
         if isinstance(got, BotError):
-            failures[b.name] = str(got)
+            failures[b.name] = _short(str(got))
         elif isinstance(got, BaseException):
             raise got
         else:
@@ -386,6 +386,17 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
     )
 
 
+#: Longest text a worker sends about one failure. Messages stay a few KiB, so that each goes
+#: down the pipe in one write: a worker stopped mid-message cannot leave the parent reading.
+MAX_MESSAGE_TEXT = 600
+
+
+def _short(text: str) -> str:
+    # Head and tail: a start failure's message ends with the bot's last output.
+    half = MAX_MESSAGE_TEXT // 2
+    return text if len(text) <= MAX_MESSAGE_TEXT else text[:half] + " … " + text[-half:]
+
+
 async def _worker_loop(conn: Connection) -> None:
     from referee.bots import close_bots
 
@@ -411,7 +422,7 @@ async def _worker_loop(conn: Connection) -> None:
             try:
                 r = await _play_task(task, handles, conn.send)
             except Exception as e:  # the infrastructure's: recorded, and the match is played again
-                r = TaskResult(task.match.key, False, {}, describe_error(e), time.monotonic() - started, infra=True)
+                r = TaskResult(task.match.key, False, {}, _short(describe_error(e)), time.monotonic() - started, infra=True)
             conn.send(("result", r))
     finally:
         loop.remove_reader(conn.fileno())
