@@ -12,7 +12,9 @@ Each local bot process:
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
-  keeps in memory (a chatty bot can neither fill a disk nor block on a full pipe for long);
+  keeps in memory (a chatty bot can neither fill a disk nor block on a full pipe for long),
+  and copies into a file, capped, while asked to (:meth:`LocalBotProcess.keep_output`: a
+  tournament keeps each bot's output per match);
 - is registered with the :mod:`watchdog <referee.bots.watchdog>`, a small process that
   kills the whole group if the referee dies without stopping it (even by SIGKILL).
 

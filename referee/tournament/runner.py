@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 
 #: Seconds a worker waits for its bots to start.
 STARTUP_TIMEOUT_S = 15.0
-#: Added to every wall-clock limit: process start, log writing, a loaded machine.
-LIMIT_MARGIN_S = 10.0
+#: Added to every wall-clock limit (with 10% more): log writing, a loaded machine.
+LIMIT_MARGIN_S = 5.0
 #: Times one match is tried in one run when the infrastructure fails it.
 MAX_ATTEMPTS = 3
 #: The fault kind of a seat whose bot could not be started (or was disqualified).
@@ -277,16 +277,17 @@ def describe_error(e: BaseException) -> str:
 
 def match_limit_s(settings: TournamentSettings) -> float:
     """The longest a match can take once its bots are up: every decision the rules allow
-    at its full budget and grace, every seat's bank, plus a margin."""
+    at its full budget and grace, every seat's bank, plus a margin (10% and 5 s)."""
     r, tc = settings.rules, settings.time_control
     decisions = r.max_rounds * r.max_turns_per_round * 2  # a turn is at most two decisions
     per_decision = (tc.budget_ms + tc.grace_ms) / 1000
-    return decisions * per_decision + settings.table_size * tc.bank_ms / 1000 + LIMIT_MARGIN_S
+    return 1.1 * (decisions * per_decision + settings.table_size * tc.bank_ms / 1000) + LIMIT_MARGIN_S
 
 
 def startup_limit_s() -> float:
     """The longest a worker may take to start a match's bots (they start at once)."""
-    return STARTUP_TIMEOUT_S + 5.0 + LIMIT_MARGIN_S
+    # Identity may take another second after the health check's timeout (client.start_bot).
+    return STARTUP_TIMEOUT_S + 1.0 + 2 * LIMIT_MARGIN_S
 
 
 # ---------------------------------------------------------------- the worker

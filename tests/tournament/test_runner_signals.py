@@ -167,7 +167,7 @@ SHORT = TournamentSettings(
     table_size=2,
     games=3,
     seed=11,
-    rules=Rules(max_rounds=1, max_turns_per_round=12),
+    rules=Rules(max_rounds=1, max_turns_per_round=8),
     time_control=TimeControl(budget_ms=30, bank_ms=60, grace_ms=30),
 )
 
@@ -176,7 +176,7 @@ SHORT = TournamentSettings(
 def test_a_stopped_worker_is_killed_at_the_match_limit_and_its_match_played_again(tmp_path: Path) -> None:
     folder = make_tournament(tmp_path / "t", SHORT, ["random", "greedy"])
     total = len(scheduled_keys(folder))
-    assert match_limit_s(SHORT) < 15
+    assert match_limit_s(SHORT) < 7
     out = tmp_path / "run.out"
     proc = start_run(folder, out)
     try:
