@@ -5,11 +5,13 @@ Real bot processes (the hostile test bot), real workers, gRPC and SQLite.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from referee.game import Rules
+from referee.log import read_log
 from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import BotEntry, TournamentStore, now
@@ -145,3 +147,24 @@ def test_rerun_plays_one_match_again_and_replaces_it(tmp_path: Path) -> None:
     assert after[key].duration_s != before[key].duration_s
     assert (folder / after[key].log_path).is_file()
     ok("replay", folder, key)
+
+
+def test_a_table_plays_on_among_the_bots_that_started(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    with TournamentStore.create(folder, dataclasses.replace(FAST, table_size=3)) as store:
+        submit(store, "random", cwd=folder)
+        submit(store, "greedy", cwd=folder)
+        add_command_bot(store, "nostart", hostile("exit_at_start"))
+    ok("tournament", "run", folder)
+    rows = stored_matches(folder)
+    assert len(rows) == 3  # one table, one deal, three rotations
+    for row in rows:
+        s = row.seats.index("nostart")
+        assert row.placings[s] == 3
+        assert sorted(p for i, p in enumerate(row.placings) if i != s) == [1, 2]
+        assert row.result["seats"][s]["faults"] == {"start": 1}
+        # The log is of the match played: two seats, in table order without the absent one.
+        header = read_log(folder / row.log_path).header
+        assert [seat.label for seat in header.seats] == [n for n in row.seats if n != "nostart"]
+        assert header.seed == row.seed
+    assert ok("replay", folder, "--verify").exit_code == 0
