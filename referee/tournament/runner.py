@@ -634,7 +634,12 @@ def run_pending(
     """
     with store.run_lock():
         clean_leftovers(store)
-        return _run_locked(store, jobs, executor, on_start, on_result, only)
+        try:
+            return _run_locked(store, jobs, executor, on_start, on_result, only)
+        finally:
+            # Every worker has stopped by now; what their bots left (a worker killed, bots
+            # killed by its watchdog) goes too. A hard kill of the run leaves it for the next.
+            shutil.rmtree(tmp_root_of(store.folder), ignore_errors=True)
 
 
 def _run_locked(
@@ -658,13 +663,35 @@ def _run_locked(
         out = store.disqualified()
         return dataclasses.replace(t, absent=tuple(b.name for b in t.bots if b.name in out))
 
-    for r in (executor or LocalPool(jobs)).run(tasks, prepare):
+    results = (executor or LocalPool(jobs)).run(tasks, prepare)
+    # Closed explicitly: an exception in this loop (Ctrl-C) must stop the workers now, not
+    # when the traceback that holds the generator is dropped.
+    try:
+        _consume(store, results, by_key, report, settings, only is not None, on_result)
+    finally:
+        close: Callable[[], object] | None = getattr(results, "close", None)
+        if close is not None:
+            close()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _consume(
+    store: TournamentStore,
+    results: Iterator[TaskResult],
+    by_key: dict[str, MatchTask],
+    report: RunReport,
+    settings: TournamentSettings,
+    replace: bool,
+    on_result: Callable[[TaskResult], None] | None,
+) -> None:
+    for r in results:
         report.startup_s += r.startup_s
         report.match_s += r.duration_s
         if r.ok:
             with _signals_deferred():
                 # A Ctrl-C now waits the few milliseconds until the match is committed.
-                _commit(store, by_key[r.key], r, replace=only is not None)
+                _commit(store, by_key[r.key], r, replace=replace)
                 report.played += 1
                 _note_starts(store, r, settings.max_start_failures, report)
         else:
@@ -673,8 +700,6 @@ def _run_locked(
                 report.failed.append((r.key, r.error))
         if on_result is not None:
             on_result(r)
-    report.seconds = time.monotonic() - started
-    return report
 
 
 @contextlib.contextmanager
