@@ -27,6 +27,7 @@ stop them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import secrets
 import signal
@@ -67,6 +68,8 @@ from referee.timecontrol import TimeControl
 DEFAULT_MAX_STRIKES = 3
 #: Time bots get to end their streams when a match is aborted, in seconds.
 ABORT_FINISH_TIMEOUT_S = 0.5
+#: How much of each bot's latest output a match outcome carries, in characters.
+OUTPUT_TAIL_CHARS = 2000
 
 
 class SeatConnection(Protocol):
@@ -177,6 +180,8 @@ class MatchOutcome:
     faults: tuple[wire.FaultInfo, ...]
     log_path: Path | None
     duration_s: float
+    #: Per seat, the end of what the bot wrote on stdout/stderr (when the referee started it).
+    output_tails: tuple[str, ...] = ()
 
     @property
     def players(self) -> int:
@@ -569,7 +574,7 @@ async def run_match_async(
     try:
         handles = await start_bots(bots, startup_timeout_s=startup_timeout_s, launcher=launcher)
         try:
-            return await play_match(
+            outcome = await play_match(
                 handles,
                 seed=new_seed() if seed is None else seed,
                 config=config,
@@ -579,6 +584,9 @@ async def run_match_async(
             )
         finally:
             await close_bots(handles)
+        # Read after closing: a bot that crashed has had its last words read by then.
+        tails = tuple(h.process.output_tail(OUTPUT_TAIL_CHARS) if h.process is not None else "" for h in handles)
+        return dataclasses.replace(outcome, output_tails=tails)
     finally:
         if handle_sigterm:
             loop.remove_signal_handler(signal.SIGTERM)

@@ -16,7 +16,9 @@ Each local bot process:
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
-  keeps in memory (a chatty bot can neither fill a disk nor block on a full pipe for long);
+  keeps in memory (a chatty bot can neither fill a disk nor block on a full pipe for long),
+  and copies into a file, capped, while asked to (:meth:`LocalBotProcess.keep_output`: a
+  tournament keeps each bot's output per match);
 - is registered with the :mod:`watchdog <referee.bots.watchdog>`, a small process that
   kills the whole group if the referee dies without stopping it (even by SIGKILL).
 
@@ -42,7 +44,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from referee.bots import watchdog
 from referee.bots.sandbox import (
@@ -109,12 +111,25 @@ class Launcher(Protocol):
 
 
 class _TailProtocol(asyncio.Protocol):
-    """Keeps the last bytes read from a pipe."""
+    """Keeps the last bytes read from a pipe, and copies them into a file while asked to.
+
+    The copy is capped: past ``file_limit`` bytes a note ends the file and the pipe is no
+    longer read until the next file is set, so a bot that floods its output blocks itself,
+    never the referee or the disk.
+    """
 
     def __init__(self, limit: int) -> None:
         self.buffer = bytearray()
         self.limit = limit
         self.closed = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.ReadTransport | None = None
+        self.sink: BinaryIO | None = None
+        self.sink_left = 0
+        self.paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         buf = self.buffer
@@ -122,11 +137,45 @@ class _TailProtocol(asyncio.Protocol):
         if len(buf) > 2 * self.limit:
             # Trimming only past twice the limit keeps the copy cost amortised.
             del buf[: len(buf) - self.limit]
+        sink = self.sink
+        if sink is not None:
+            try:
+                if len(data) <= self.sink_left:
+                    sink.write(data)
+                    self.sink_left -= len(data)
+                else:
+                    sink.write(data[: self.sink_left])
+                    sink.write(b"\n[thirtyone: output cut here: the bot wrote more than the cap for one match]\n")
+                    self._end_sink()
+                    if self.transport is not None:
+                        self.transport.pause_reading()
+                        self.paused = True
+            except OSError:
+                # The disk is full or gone: the referee's log matters more than this copy.
+                self._end_sink()
+
+    def set_sink(self, path: str | None, limit: int) -> None:
+        """Copy what comes next into ``path`` (truncated; None: stop copying), up to ``limit`` bytes."""
+        self._end_sink()
+        if path is not None:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            self.sink = os.fdopen(fd, "wb", buffering=0)
+            self.sink_left = limit
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
+    def _end_sink(self) -> None:
+        if self.sink is not None:
+            with contextlib.suppress(OSError):
+                self.sink.close()
+            self.sink = None
 
     def eof_received(self) -> bool:
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._end_sink()
         if not self.closed.done():
             self.closed.set_result(None)
 
@@ -197,6 +246,12 @@ class LocalBotProcess:
         if any(m in text for m in _OUT_OF_MEMORY):
             return f" (out of memory: its memory limit is {mb} MiB)"
         return ""
+    def keep_output(self, path: str | None, limit: int) -> None:
+        """Copy the bot's output from now on into the file ``path`` (None: stop), keeping at
+        most ``limit`` bytes; past the cap the file ends with a note and the bot's output is
+        not read (so it blocks) until the next call."""
+        if self._tail is not None:
+            self._tail.set_sink(path, limit)
 
     async def output_closed(self, timeout_s: float) -> None:
         """Wait until the bot's output pipe is closed (all it wrote has been read)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -127,6 +128,7 @@ def match_command(
     the_seed = new_seed() if seed is None else seed
     the_id = match_id or new_match_id()
     path = _log_path(log, the_id)
+    existed = path.exists()
     _check_writable(path)
     try:
         limits = bot_limits(memory_mb, max_processes)
@@ -137,6 +139,14 @@ def match_command(
         _fail(str(e))
     if warning:
         err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)
+
+    def drop_empty_log() -> bool:
+        # A match that never started (a bot failed to start, Ctrl-C meanwhile) leaves no
+        # empty log behind; a file that was there before is never removed.
+        if not existed and path.is_file() and path.stat().st_size == 0:
+            path.unlink(missing_ok=True)
+            return True
+        return False
 
     err.print(
         f"match [bold]{the_id}[/]: seed {the_seed}, {rules.describe()}, {tc.describe()}, "
@@ -165,14 +175,20 @@ def match_command(
                 )
             )
         except BotError as e:
+            drop_empty_log()
             _fail(str(e), code=1)
         except OSError as e:
+            drop_empty_log()
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                _fail(f"the match stopped: the disk is full (writing {path})", code=1)
             _fail(f"the match stopped: cannot write the log {path}: {e.strerror or e}", code=1)
         except KeyboardInterrupt:
-            err.print(f"interrupted; the log up to now is in {path}", highlight=False)
+            where = "no log was written" if drop_empty_log() else f"the log up to now is in {path}"
+            err.print(f"interrupted; {where}", highlight=False)
             raise typer.Exit(130) from None
         except asyncio.CancelledError:
-            err.print(f"terminated; the log up to now is in {path}", highlight=False)
+            where = "no log was written" if drop_empty_log() else f"the log up to now is in {path}"
+            err.print(f"terminated; {where}", highlight=False)
             raise typer.Exit(143) from None
     out.print(render_outcome(outcome))
     err.print(f"replay this match: --seed {the_seed}; log: {path}", highlight=False)
@@ -217,6 +233,22 @@ def _round_story(r: RoundResult) -> tuple[Text, Text]:
     return ended, lost
 
 
+#: Lines of a faulty bot's output shown with the faults.
+LAST_LINES = 10
+
+
+def _last_words(outcome: MatchOutcome) -> list[RenderableType]:
+    """The last lines each faulty bot wrote (its own text, never markup)."""
+    shown: list[RenderableType] = []
+    for s in outcome.seats:
+        tail = outcome.output_tails[s.seat] if s.seat < len(outcome.output_tails) else ""
+        lines = [ln for ln in tail.splitlines() if ln.strip()][-LAST_LINES:]
+        if s.faults and lines:
+            shown.append(Text(f"last output of #{s.seat} {s.label}:", style="bold"))
+            shown.append(Text("\n".join("  " + ln for ln in lines), style="dim"))
+    return shown
+
+
 def render_outcome(outcome: MatchOutcome) -> RenderableType:
     """The match summary: seats, rounds, placings, faults, decisions and time per bot."""
     parts: list[RenderableType] = []
@@ -258,6 +290,7 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
                 Text(played, style="bold red" if f.forfeited else ""),
             )
         parts.append(faults)
+        parts.extend(_last_words(outcome))
 
     places = Table(title="Placings", title_justify="left", show_edge=False)
     places.add_column("place", justify="right")

@@ -75,10 +75,24 @@ def replay_command(
             "outcome. Exit 0 ok, 1 diverged, 2 unreadable, 3 incomplete (no footer).",
         ),
     ] = False,
+    bot_output: Annotated[
+        int | None,
+        typer.Option(
+            "--bot-output",
+            help="Print what the bot in this seat wrote on stdout and stderr during the match (tournament "
+            "matches keep it, up to 1 MiB per bot and match).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay a match log round by round and turn by turn, or verify logs against the game model."""
     if not target.exists():
         _fail(f"no such file or folder: {target}")
+    if bot_output is not None:
+        if verify or seat is not None or round_no is not None or step:
+            _fail("--bot-output prints one bot's output; it takes no --verify, --seat, --round or --step")
+        _show_bot_output(_log_path(target, match), bot_output)
+        return
     if verify:
         if seat is not None or round_no is not None or step:
             _fail("--verify checks logs; it takes no --seat, --round or --step")
@@ -123,6 +137,31 @@ def _log_path(target: Path, match: str | None) -> Path:
     if match is not None:
         _fail(f"MATCH ({match}) names a match in a tournament folder; {target} is a log file")
     return target
+
+
+def _show_bot_output(path: Path, seat: int) -> None:
+    """Print one seat's kept output: ``FOLDER/output/<log stem>/seat<N>-<bot>.txt``, next to
+    the tournament's ``logs/``."""
+    try:
+        log = read_log(path)
+    except LogError as e:
+        _fail(str(e))
+    if not 0 <= seat < log.header.players:
+        _fail(f"--bot-output {seat}: the match has seats 0 to {log.header.players - 1}")
+    folder = path.resolve().parent.parent / "output" / path.stem
+    files = sorted(folder.glob(f"seat{seat}-*.txt")) if path.resolve().parent.name == "logs" else []
+    if not files:
+        _fail(f"no output of seat {seat} is kept for {path} (bots' output is kept for tournament matches, in FOLDER/output/)")
+    try:
+        text = files[0].read_bytes().decode("utf-8", "replace")
+    except OSError as e:
+        _fail(f"cannot read {files[0]}: {e.strerror or e}")
+    label = log.header.seats[seat].label if seat < len(log.header.seats) else ""
+    err.print(f"output of seat {seat} ({label}) in {path.stem}: {len(text)} characters", markup=False, highlight=False)
+    # The bot's own text: printed as it is, never as markup.
+    sys.stdout.write(text)
+    if text and not text.endswith("\n"):
+        sys.stdout.write("\n")
 
 
 def _pause(section: Section) -> bool:

@@ -1,10 +1,11 @@
-"""Tournament commands: ``tournament new|run``, ``submit``, ``bots``, ``withdraw``,
-``standings`` and ``demo``."""
+"""Tournament commands: ``tournament new|run|rerun``, ``submit``, ``bots``, ``withdraw``,
+``disqualify``, ``standings`` and ``demo``."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import tempfile
 import time
 import tomllib
@@ -31,7 +32,15 @@ from referee.cli.standings_view import standings_csv, standings_json, standings_
 from referee.faults import BotError
 from referee.game import RulesError, parse_overrides
 from referee.timecontrol import TimeControl
-from referee.tournament.runner import RunError, RunReport, TaskResult, run_pending
+from referee.tournament.runner import (
+    RunError,
+    RunReport,
+    TaskResult,
+    describe_error,
+    log_name,
+    run_pending,
+)
+from referee.tournament.schedule import build_schedule
 from referee.tournament.settings import SettingsError, TournamentSettings, section
 from referee.tournament.standings import FAULT_KINDS, compute_standings, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
@@ -202,7 +211,7 @@ def withdraw_command(folder: DirArg, name: Annotated[str, typer.Argument(help="T
     out.print(f"withdrew [bold]{name}[/]")
 
 
-def _run(store: TournamentStore, jobs: int, quiet: bool = False) -> RunReport:
+def _run(store: TournamentStore, jobs: int, quiet: bool = False, only: list[str] | None = None) -> RunReport:
     faults = dict.fromkeys(FAULT_KINDS, 0)
     failed = 0
     progress = Progress(
@@ -224,7 +233,10 @@ def _run(store: TournamentStore, jobs: int, quiet: bool = False) -> RunReport:
         return f"faults: {shown or 'none'}" + (f" · [red]{failed} not played[/]" if failed else "")
 
     def on_start(pending: int, total: int) -> None:
-        progress.update(task_id, total=total, completed=total - pending, description=fault_text())
+        if only is not None:
+            progress.update(task_id, total=pending, completed=0, description=fault_text())
+        else:
+            progress.update(task_id, total=total, completed=total - pending, description=fault_text())
 
     def on_result(r: TaskResult) -> None:
         nonlocal failed
@@ -232,14 +244,22 @@ def _run(store: TournamentStore, jobs: int, quiet: bool = False) -> RunReport:
             for seat in r.result.get("seats", []):
                 for k, n in seat.get("faults", {}).items():
                     faults[k] = faults.get(k, 0) + n
+            for name, why in r.start_failures.items():
+                first = why.splitlines()[0] if why else ""
+                err.print(f"[yellow]{escape(name)} could not start[/] for {r.key} (forfeits it): {escape(first)}", highlight=False)
             progress.advance(task_id)
+        elif r.retrying:
+            err.print(f"[yellow]match {r.key} failed for a reason of the referee's, playing it again:[/] {escape(r.error)}", highlight=False)
         else:
             failed += 1
             err.print(f"[red]match {r.key} not played:[/] {escape(r.error)}", highlight=False)
         progress.update(task_id, description=fault_text())
 
     with progress:
-        return run_pending(store, jobs, on_start=on_start, on_result=on_result)
+        report = run_pending(store, jobs, on_start=on_start, on_result=on_result, only=only)
+    for name, reason in report.disqualified.items():
+        err.print(f"[red]{escape(name)} is disqualified:[/] {escape(reason)}", highlight=False)
+    return report
 
 
 def _report(report: RunReport, jobs: int) -> None:
@@ -254,8 +274,44 @@ def _report(report: RunReport, jobs: int) -> None:
         err.print(f"nothing to play: all {report.total} scheduled matches are done", highlight=False)
 
 
+class _Stopped(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a run; ``code`` is the exit status it asks for."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__()
+        self.code = code
+
+
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    # One stop is enough: a second Ctrl-C while the workers are being stopped must not
+    # break that cleanup with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise _Stopped(128 + signum)
+
+
+def _play(folder: Path, store: TournamentStore, jobs: int, only: list[str] | None = None) -> RunReport:
+    """Run with Ctrl-C and SIGTERM stopping the run cleanly (exit 130 / 143)."""
+    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(store, jobs, only=only)
+    except KeyboardInterrupt as e:
+        err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
+        raise typer.Exit(e.code if isinstance(e, _Stopped) else 130) from None
+    except StoreError as e:  # another run holds the folder
+        fail(str(e))
+    except SandboxError as e:  # the machine cannot sandbox, and the tournament wants it
+        fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
+    except RunError as e:
+        fail(str(e), 1)
+    except OSError as e:  # the referee's own files: the disk, the folder
+        fail(f"the run stopped: {describe_error(e)}; finished matches are saved", 1)
+    except sqlite3.Error as e:  # SQLite says "database or disk is full" for a full disk
+        what = "the disk is full" if "full" in str(e) else f"the tournament database cannot be written ({e})"
+        fail(f"the run stopped: {what}; finished matches are saved", 1)
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 @tournament_app.command("run")
@@ -276,24 +332,50 @@ def run_command(
             store.settings.sandbox_config(store.folder)
         except SandboxError as e:
             fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
-        # SIGTERM (a scheduler stopping the job) stops the run the way Ctrl-C does.
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-        try:
-            report = _run(store, jobs)
-        except KeyboardInterrupt:
-            err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
-            raise typer.Exit(130) from None
-        except StoreError as e:  # another run holds the folder
-            fail(str(e))
-        except SandboxError as e:  # the machine cannot sandbox, and the tournament wants it
-            fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
-        except RunError as e:  # a worker died (killed, out of memory)
-            fail(str(e), 1)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+        report = _play(folder, store, jobs)
         _report(report, jobs)
         if report.failed:
-            fail(f"{len(report.failed)} match(es) could not be played; fix the bot and run again", 1)
+            fail(
+                f"{len(report.failed)} match(es) could not be played for reasons of the referee's, not the bots' "
+                "(see above); run again to play them",
+                1,
+            )
+
+
+@tournament_app.command("rerun")
+def rerun_command(
+    folder: DirArg,
+    key: Annotated[str, typer.Argument(help="The match key (e.g. greedy+random/d000/r1) or its log's file name in logs/.", show_default=False)],
+) -> None:
+    """Play one match again on purpose, replacing its stored result once it is played."""
+    with _open(folder) as store:
+        s = store.settings
+        keys = [m.key for m in build_schedule([b.name for b in store.bots()], s.table_size, s.games, s.seed)]
+        wanted = next((k for k in keys if key in (k, log_name(k), log_name(k).removesuffix(".jsonl"))), None)
+        if wanted is None:
+            shown = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")
+            fail(f"no match {key!r} in this tournament's schedule (keys look like {shown or 'none: no bots yet'})")
+        report = _play(folder, store, 1, only=[wanted])
+        if report.failed:
+            fail(f"match {wanted} could not be played again; its earlier result (if any) is kept", 1)
+    out.print(f"played [bold]{wanted}[/] again", highlight=False)
+
+
+@app.command("disqualify")
+def disqualify_command(
+    folder: DirArg,
+    name: Annotated[str, typer.Argument(help="The bot's name in the tournament.", show_default=False)],
+    reason: Annotated[str, typer.Option("--reason", help="Why (shown with the standings).", show_default=False)],
+) -> None:
+    """Disqualify a bot: its remaining matches are scored as forfeits without starting it."""
+    if not reason.strip():
+        fail("--reason must say why the bot is disqualified")
+    with _open(folder) as store:
+        try:
+            store.disqualify(name, reason.strip())
+        except StoreError as e:
+            fail(str(e))
+    out.print(f"disqualified [bold]{escape(name)}[/]: its remaining matches are forfeits", highlight=False)
 
 
 @app.command("standings")
@@ -352,7 +434,7 @@ def demo_command(
                 submit(store, name)
             except (SubmissionError, StoreError, BotError) as e:
                 fail(f"sample bot {name} was refused: {e}", 1)
-        report = _run(store, jobs)
+        report = _play(where, store, jobs)
         _report(report, jobs)
         st = compute_standings(store.matches(), [b.name for b in store.bots()])
         out.print(standings_table(st, settings, title=f"Demo standings ({st.matches} matches)"))

@@ -6,6 +6,18 @@ would share one core). Each worker keeps its bots running across the matches it 
 the database, one transaction per match. A killed run loses only the matches in flight,
 which the next run plays again from the same seeds.
 
+Nothing a worker does can block the parent: each worker has a pipe of its own (no shared
+queue whose lock a dying worker could hold), the parent hands a worker one match at a time
+and waits on every pipe and every process at once (``multiprocessing.connection.wait``),
+and each match has a wall-clock limit derived from the rules and the time control. A worker
+that dies, or overruns the limit (stopped, stuck), is killed and replaced; its match is an
+*infrastructure* failure, recorded as such and played again, never charged to a bot.
+
+A bot that cannot start forfeits its seat (a ``start`` fault); the match is played among the
+seats that did start, the absent ones placed last. After ``max_start_failures`` failures in
+a row a bot is disqualified, and its remaining matches are scored the same way without
+starting it.
+
 :class:`Executor` is the seam for growing past one machine: anything that takes
 :class:`MatchTask`\\ s and yields :class:`TaskResult`\\ s can replace the local pool.
 """
@@ -14,16 +26,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import errno
+import hashlib
 import multiprocessing as mp
 import os
-import queue
+import shutil
 import signal
+import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.bots.process import LocalLauncher
 from referee.bots.sandbox import SandboxConfig
@@ -31,8 +49,22 @@ from referee.tournament.schedule import ScheduledMatch, build_schedule
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import BotEntry, MatchRow, TournamentStore, now
 
+if TYPE_CHECKING:
+    from referee.bots import BotHandle
+    from referee.bots.process import LocalLauncher
+
 #: Seconds a worker waits for its bots to start.
 STARTUP_TIMEOUT_S = 15.0
+#: Added to every wall-clock limit (with 10% more): log writing, a loaded machine.
+LIMIT_MARGIN_S = 5.0
+#: Times one match is tried in one run when the infrastructure fails it.
+MAX_ATTEMPTS = 3
+#: The fault kind of a seat whose bot could not be started (or was disqualified).
+START_FAULT = "start"
+#: Seconds workers get to stop cleanly (closing their bots) before they are killed.
+STOP_WORKERS_S = 1.5
+#: Cap on what is kept of one bot's output in one match, in bytes.
+BOT_OUTPUT_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +87,18 @@ class MatchTask:
     """One match for a worker to play."""
 
     match: ScheduledMatch
+    #: Where the worker writes the log: in the private ``running/`` folder.
     log_path: str
     bots: tuple[BotLaunch, ...]
     settings: dict[str, Any]
     #: How the bots are sandboxed (None: unsandboxed, the tournament says ``sandbox = "off"``).
     sandbox: SandboxConfig | None = None
+    #: Bots not to start (disqualified): their seats forfeit.
+    absent: tuple[str, ...] = ()
+    #: Where the bots' temporary folders go (cleaned by the next run of the tournament).
+    tmp_root: str | None = None
+    #: Folder for the bots' output of this match ("" keeps none).
+    output_dir: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,23 +112,54 @@ class TaskResult:
     duration_s: float = 0.0
     #: Seconds this worker spent starting bots for this match (0 when they were running).
     startup_s: float = 0.0
+    #: The failure is the infrastructure's (worker died or overran, disk full, ...), not a bot's.
+    infra: bool = False
+    #: The match will be tried again in this run.
+    retrying: bool = False
+    #: Bots that could not be started for this match: name -> why.
+    start_failures: dict[str, str] = field(default_factory=dict)
+    #: Bots that were started (or found running) for this match.
+    started: tuple[str, ...] = ()
+    #: Whether the match wrote a log (not when fewer than two bots could play).
+    has_log: bool = True
 
 
 class RunError(RuntimeError):
-    """The executor could not play every task (e.g. a worker process was killed)."""
+    """The executor could not play every task."""
 
 
 class Executor(Protocol):
     """Plays tasks and yields their results as they finish."""
 
-    def run(self, tasks: Sequence[MatchTask]) -> Iterator[TaskResult]:
-        """Play every task; yield each result as soon as it is known."""
+    def run(self, tasks: Sequence[MatchTask], prepare: Callable[[MatchTask], MatchTask] | None = None) -> Iterator[TaskResult]:
+        """Play every task (``prepare`` each just before it starts); yield each result as soon
+        as it is known."""
         ...
 
 
 def log_name(key: str) -> str:
     """The log file name of a match key (slashes do not belong in file names)."""
     return key.replace("/", "_") + ".jsonl"
+
+
+def output_dir_of(folder: Path, key: str) -> Path:
+    """Where a tournament keeps the bots' output of one match."""
+    return folder / "output" / log_name(key).removesuffix(".jsonl")
+
+
+def output_file_name(seat: int, bot: str) -> str:
+    """The file of one seat's bot output in a match's output folder."""
+    return f"seat{seat}-{bot}.txt"
+
+
+def tmp_root_of(folder: Path) -> Path:
+    """The folder under which a tournament's bots get their temporary folders.
+
+    Outside the tournament folder and short (a Unix socket path holds ~100 bytes), named
+    after the tournament so that the next run finds and removes what a killed run left.
+    """
+    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"thirtyone-run-{digest}"
 
 
 def launch_of(store: TournamentStore, entry: BotEntry) -> BotLaunch:
@@ -110,25 +180,32 @@ def launch_of(store: TournamentStore, entry: BotEntry) -> BotLaunch:
     )
 
 
-def pending_tasks(store: TournamentStore) -> tuple[list[MatchTask], int]:
-    """The matches still to play (in canonical order) and the schedule's size."""
+def pending_tasks(store: TournamentStore, only: Sequence[str] | None = None) -> tuple[list[MatchTask], int]:
+    """The matches still to play (in canonical order) and the schedule's size.
+
+    With ``only``, exactly those keys (played or not), for a deliberate re-run.
+    """
     settings = store.settings
     entries = {b.name: b for b in store.bots()}
     schedule = build_schedule(list(entries), settings.table_size, settings.games, settings.seed)
     done = store.done_keys()
     launches = {name: launch_of(store, e) for name, e in entries.items()}
-    logs = store.folder / "logs"
-    sandbox = settings.sandbox_config(store.folder.resolve())
+    folder = store.folder.resolve()
+    running = folder / "running"
+    tmp_root = str(tmp_root_of(folder))
+    sandbox = settings.sandbox_config(folder)
     tasks = [
         MatchTask(
             match=m,
-            log_path=str((logs / log_name(m.key)).resolve()),
+            log_path=str(running / log_name(m.key)),
             bots=tuple(launches[n] for n in m.seats),
             settings=settings.to_dict(),
             sandbox=sandbox,
+            tmp_root=tmp_root,
+            output_dir=str(running / (log_name(m.key).removesuffix(".jsonl") + ".output")),
         )
         for m in schedule
-        if m.key not in done
+        if (m.key in only if only is not None else m.key not in done)
     ]
     return tasks, len(schedule)
 
@@ -164,6 +241,74 @@ def outcome_to_result(outcome: Any) -> dict[str, Any]:
     }
 
 
+def with_absent(names: Sequence[str], played: dict[str, Any] | None, present: Sequence[int], why: dict[int, str]) -> dict[str, Any]:
+    """The result of a whole table from the result among the ``present`` seats (None when
+    fewer than two played): every absent seat forfeits (with a ``start`` fault unless it was
+    disqualified) and shares the place below every present seat."""
+    n_present = len(present)
+    last = n_present + 1 if n_present else 1
+    seats: list[dict[str, Any]] = []
+    placings: list[int] = []
+    for s, name in enumerate(names):
+        if s in why:
+            seats.append(
+                {
+                    # A disqualified bot forfeits without a new fault: it was not asked to start.
+                    "bot": name, "placing": last, "lives_lost": 0, "rounds": 0,
+                    "faults": {} if why[s] == "disqualified" else {START_FAULT: 1},
+                    "forfeited": True, "decisions": 0, "total_latency_us": 0, "max_latency_us": 0, "absent": why[s],
+                }
+            )
+            placings.append(last)
+        elif played is None:  # the only seat present wins without playing
+            seats.append(
+                {
+                    "bot": name, "placing": 1, "lives_lost": 0, "rounds": 0, "faults": {}, "forfeited": False,
+                    "decisions": 0, "total_latency_us": 0, "max_latency_us": 0,
+                }
+            )
+            placings.append(1)
+        else:
+            seat = dict(played["seats"][present.index(s)])
+            seats.append(seat)
+            placings.append(int(seat["placing"]))
+    if played is None:
+        winner = present[0] if n_present == 1 else None
+        return {"placings": placings, "winner": winner, "reason": "absent", "rounds": 0, "seats": seats}
+    w = played["winner"]
+    return {
+        "placings": placings,
+        "winner": present[w] if w is not None else None,
+        "reason": played["reason"],
+        "rounds": played["rounds"],
+        "seats": seats,
+    }
+
+
+def describe_error(e: BaseException) -> str:
+    """An error of the infrastructure, said plainly (a full disk says so)."""
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk is full ({e.filename or 'writing'}): free some space and run again"
+    if isinstance(e, MemoryError):
+        return "the referee ran out of memory"
+    return f"{type(e).__name__}: {e}"
+
+
+def match_limit_s(settings: TournamentSettings) -> float:
+    """The longest a match can take once its bots are up: every decision the rules allow
+    at its full budget and grace, every seat's bank, plus a margin (10% and 5 s)."""
+    r, tc = settings.rules, settings.time_control
+    decisions = r.max_rounds * r.max_turns_per_round * 2  # a turn is at most two decisions
+    per_decision = (tc.budget_ms + tc.grace_ms) / 1000
+    return 1.1 * (decisions * per_decision + settings.table_size * tc.bank_ms / 1000) + LIMIT_MARGIN_S
+
+
+def startup_limit_s() -> float:
+    """The longest a worker may take to start a match's bots (they start at once)."""
+    # Identity may take another second after the health check's timeout (client.start_bot).
+    return STARTUP_TIMEOUT_S + 1.0 + 2 * LIMIT_MARGIN_S
+
+
 # ---------------------------------------------------------------- the worker
 
 
@@ -177,65 +322,143 @@ def _watch_parent(parent: int) -> None:
 
 
 def _launcher_for(task: MatchTask) -> LocalLauncher:
-    """How a worker starts the bots of ``task``: sandboxed as the tournament says."""
-    return LocalLauncher(sandbox=task.sandbox)
+    """The launcher of a task's bots: the one place where how bots are run is decided."""
+    from referee.bots.process import LocalLauncher
+
+    return LocalLauncher(tmp_root=task.tmp_root, sandbox=task.sandbox)
 
 
-async def _worker_loop(tasks: Any, results: Any) -> None:
-    from referee.bots import BotHandle, close_bots, start_bot
+async def _start(b: BotLaunch, launcher: LocalLauncher) -> BotHandle:
+    from referee.bots import start_bot
+    from referee.tournament.submit import launch_spec
+
+    # The copied files are checked first: a bot whose files changed is refused, not run.
+    spec = launch_spec(b.spec, b.cwd, kind=b.kind, files=b.files, sha256=b.sha256, name=b.name)
+    return await start_bot(spec, startup_timeout_s=STARTUP_TIMEOUT_S, launcher=launcher)
+
+
+def _keep_output(handle: BotHandle, path: str | None) -> None:
+    from referee.bots.process import LocalBotProcess
+
+    if isinstance(handle.process, LocalBotProcess):
+        handle.process.keep_output(path, BOT_OUTPUT_BYTES)
+
+
+async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Callable[[object], None]) -> TaskResult:
     from referee.faults import BotError
     from referee.match import MatchConfig, play_match
-    from referee.tournament.submit import launch_spec
+
+    key = task.match.key
+    started = time.monotonic()
+    launcher = _launcher_for(task)
+    why: dict[int, str] = {}
+    to_start: list[BotLaunch] = []
+    for s, b in enumerate(task.bots):
+        if b.name in task.absent:
+            why[s] = "disqualified"
+            continue
+        h = handles.get(b.name)
+        if h is not None and not h.alive:
+            await h.close()
+            del handles[b.name]
+        if b.name not in handles and b not in to_start:
+            to_start.append(b)
+    t0 = time.monotonic()
+    outcomes = await asyncio.gather(*(_start(b, launcher) for b in to_start), return_exceptions=True)
+    startup = time.monotonic() - t0 if to_start else 0.0
+    failures: dict[str, str] = {}
+    for b, got in zip(to_start, outcomes, strict=True):
+        if isinstance(got, BotError):
+            failures[b.name] = _short(str(got))
+        elif isinstance(got, BaseException):
+            raise got
+        else:
+            handles[b.name] = got
+    for s, b in enumerate(task.bots):
+        if b.name in failures:
+            why[s] = f"could not start: {failures[b.name]}"
+    send(("started", key))
+    present = [s for s in range(len(task.bots)) if s not in why]
+    names = [b.name for b in task.bots]
+    ok_names = tuple(names[s] for s in present)
+    if len(present) < 2:
+        return TaskResult(
+            key, True, with_absent(names, None, present, why), "", time.monotonic() - started, startup,
+            start_failures=failures, started=ok_names, has_log=False,
+        )
+    settings = TournamentSettings.from_dict(task.settings)
+    config = MatchConfig(settings.rules, settings.time_control, settings.fault_policy, settings.max_strikes)  # type: ignore[arg-type]
+    players = [handles[names[s]] for s in present]
+    if task.output_dir:
+        os.makedirs(task.output_dir, mode=0o700, exist_ok=True)
+    # Named by the seat in the match played (the log's seat), which is what a replay shows.
+    for i, (s, h) in enumerate(zip(present, players, strict=True)):
+        _keep_output(h, os.path.join(task.output_dir, output_file_name(i, names[s])) if task.output_dir else None)
+    try:
+        outcome = await play_match(players, seed=task.match.seed, config=config, log_path=task.log_path, match_id=key)
+    finally:
+        for h in players:
+            if h.process is not None and h.exit_code() is not None:
+                # A bot that died: its last words may still be in the pipe.
+                await h.process.output_closed(0.5)
+            _keep_output(h, None)
+    played = outcome_to_result(outcome)
+    result = with_absent(names, played, present, why) if why else played
+    return TaskResult(
+        key, True, result, "", time.monotonic() - started, startup, start_failures=failures, started=ok_names
+    )
+
+
+#: Longest text a worker sends about one failure. Messages stay a few KiB, so that each goes
+#: down the pipe in one write: a worker stopped mid-message cannot leave the parent reading.
+MAX_MESSAGE_TEXT = 600
+
+
+def _short(text: str) -> str:
+    # Head and tail: a start failure's message ends with the bot's last output.
+    half = MAX_MESSAGE_TEXT // 2
+    return text if len(text) <= MAX_MESSAGE_TEXT else text[:half] + " … " + text[-half:]
+
+
+async def _worker_loop(conn: Connection) -> None:
+    from referee.bots import close_bots
 
     handles: dict[str, BotHandle] = {}
     loop = asyncio.get_running_loop()
+    # The pipe is read when the loop sees it readable: a thread blocked in recv() would keep
+    # the worker from exiting when it is told to stop.
+    readable = asyncio.Event()
+    loop.add_reader(conn.fileno(), readable.set)
     try:
         while True:
-            task: MatchTask | None = await loop.run_in_executor(None, tasks.get)
+            await readable.wait()
+            readable.clear()
+            if not conn.poll():
+                continue
+            try:
+                task: MatchTask | None = conn.recv()
+            except EOFError:
+                return
             if task is None:
                 return
             started = time.monotonic()
-            startup = 0.0
             try:
-                for b in task.bots:
-                    h = handles.get(b.name)
-                    if h is not None and not h.alive:
-                        await h.close()
-                        h = None
-                    if h is None:
-                        t0 = time.monotonic()
-                        spec = launch_spec(b.spec, b.cwd, kind=b.kind, files=b.files, sha256=b.sha256, name=b.name)
-                        h = await start_bot(spec, startup_timeout_s=STARTUP_TIMEOUT_S, launcher=_launcher_for(task))
-                        startup += time.monotonic() - t0
-                        handles[b.name] = h
-                settings = TournamentSettings.from_dict(task.settings)
-                config = MatchConfig(settings.rules, settings.time_control, settings.fault_policy, settings.max_strikes)  # type: ignore[arg-type]
-                outcome = await play_match(
-                    [handles[b.name] for b in task.bots],
-                    seed=task.match.seed,
-                    config=config,
-                    log_path=task.log_path,
-                    match_id=task.match.key,
-                )
-                results.put(
-                    TaskResult(task.match.key, True, outcome_to_result(outcome), "", time.monotonic() - started, startup)
-                )
-            except BotError as e:
-                results.put(TaskResult(task.match.key, False, {}, str(e), time.monotonic() - started, startup))
-            except Exception as e:  # reported, and the match is played again next run
-                err = f"{type(e).__name__}: {e}"
-                results.put(TaskResult(task.match.key, False, {}, err, time.monotonic() - started, startup))
+                r = await _play_task(task, handles, conn.send)
+            except Exception as e:  # the infrastructure's: recorded, and the match is played again
+                r = TaskResult(task.match.key, False, {}, _short(describe_error(e)), time.monotonic() - started, infra=True)
+            conn.send(("result", r))
     finally:
+        loop.remove_reader(conn.fileno())
         await close_bots(list(handles.values()))
 
 
-def _worker_main(tasks: Any, results: Any, parent: int) -> None:
+def _worker_main(conn: Connection, parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     # Ctrl-C reaches the whole foreground group; the parent decides what happens, and
     # terminates workers itself, so a worker ignores SIGINT and stops cleanly on SIGTERM.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with asyncio.Runner() as runner:
-        main = runner.get_loop().create_task(_worker_loop(tasks, results))
+        main = runner.get_loop().create_task(_worker_loop(conn))
         runner.get_loop().add_signal_handler(signal.SIGTERM, main.cancel)
         with contextlib.suppress(asyncio.CancelledError):
             runner.run(_await(main))
@@ -245,55 +468,144 @@ async def _await(task: asyncio.Task[None]) -> None:
     await task
 
 
+@dataclass(slots=True)
+class _Slot:
+    """One worker process and what it is doing."""
+
+    process: Any
+    conn: Connection
+    task: MatchTask | None = None
+    deadline: float = 0.0
+
+
 class LocalPool:
     """The default executor: ``jobs`` worker processes on this machine."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, *, match_limit_s: float | None = None) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         self.jobs = jobs
+        #: Seconds a match may take once its bots are up (default: from its settings).
+        self.match_limit_s = match_limit_s
 
-    def run(self, tasks: Sequence[MatchTask]) -> Iterator[TaskResult]:
-        """Play ``tasks`` on the pool, yielding results as they come."""
+    def _spawn(self, ctx: Any) -> _Slot:
+        mine, theirs = ctx.Pipe(duplex=True)
+        p = ctx.Process(target=_worker_main, args=(theirs, os.getpid()), daemon=False)
+        p.start()
+        theirs.close()
+        return _Slot(p, mine)
+
+    def run(self, tasks: Sequence[MatchTask], prepare: Callable[[MatchTask], MatchTask] | None = None) -> Iterator[TaskResult]:
+        """Play ``tasks`` on the pool, yielding results as they come (see the module doc)."""
         if not tasks:
             return
         # spawn, not fork: gRPC's threads do not survive a fork.
         ctx = mp.get_context("spawn")
-        task_q: Any = ctx.Queue()
-        result_q: Any = ctx.Queue()
-        n = min(self.jobs, len(tasks))
-        for t in tasks:
-            task_q.put(t)
-        for _ in range(n):
-            task_q.put(None)
-        workers = [ctx.Process(target=_worker_main, args=(task_q, result_q, os.getpid()), daemon=False) for _ in range(n)]
-        for w in workers:
-            w.start()
-        got = 0
+        todo: deque[MatchTask] = deque(tasks)
+        attempts: dict[str, int] = {}
+        slots = [self._spawn(ctx) for _ in range(min(self.jobs, len(tasks)))]
+        finished = False
         try:
-            while got < len(tasks):
-                try:
-                    r: TaskResult = result_q.get(timeout=0.5)
-                except queue.Empty:
-                    if not any(w.is_alive() for w in workers):
-                        codes = ", ".join(str(w.exitcode) for w in workers)
-                        raise RunError(
-                            f"the tournament's workers stopped with {len(tasks) - got} match(es) not played "
-                            f"(exit codes {codes}; a negative code is the signal that killed one); "
-                            "the finished matches are saved: run again to play the rest"
-                        ) from None
-                    continue
-                got += 1
-                yield r
+            while todo or any(s.task is not None for s in slots):
+                for s in slots:
+                    if s.task is None and todo:
+                        t = todo.popleft()
+                        t = prepare(t) if prepare is not None else t
+                        s.task = t
+                        s.deadline = time.monotonic() + startup_limit_s()
+                        attempts[t.match.key] = attempts.get(t.match.key, 0) + 1
+                        with contextlib.suppress(OSError):  # a dead worker: its sentinel says so below
+                            s.conn.send(t)
+                busy = [s for s in slots if s.task is not None]
+                timeout = max(0.0, min(s.deadline for s in busy) - time.monotonic())
+                ready = set(wait([s.conn for s in busy] + [s.process.sentinel for s in slots], timeout))
+                for i, s in enumerate(slots):
+                    failure = ""
+                    if s.conn in ready:
+                        try:
+                            kind, payload = s.conn.recv()
+                        except (EOFError, OSError):
+                            failure = f"a worker process died ({_exit_text(s.process)})"
+                        else:
+                            if kind == "started":
+                                s.deadline = time.monotonic() + (self.match_limit_s or _limit_of(s.task))
+                            else:
+                                s.task = None
+                                r: TaskResult = payload
+                                if r.infra:
+                                    r = self._retry(r, attempts, todo, tasks)
+                                yield r
+                            continue
+                    elif s.process.sentinel in ready:
+                        failure = f"a worker process died ({_exit_text(s.process)})"
+                    elif s.task is not None and time.monotonic() >= s.deadline:
+                        failure = "a worker did not finish the match in time (stopped or stuck); it was killed"
+                    if not failure:
+                        continue
+                    task = s.task
+                    _kill(s)
+                    slots[i] = self._spawn(ctx)
+                    if task is not None:
+                        r = TaskResult(task.match.key, False, {}, failure, infra=True)
+                        yield self._retry(r, attempts, todo, tasks, task)
+            finished = True
         finally:
-            for w in workers:
-                if w.is_alive() and got < len(tasks):
-                    w.terminate()  # SIGTERM: the worker closes its bots and logs
-            for w in workers:
-                w.join(timeout=10)
-                if w.is_alive():
-                    w.kill()
-                    w.join()
+            _stop_all(slots, clean=finished)
+
+    @staticmethod
+    def _retry(
+        r: TaskResult, attempts: dict[str, int], todo: deque[MatchTask], tasks: Sequence[MatchTask], task: MatchTask | None = None
+    ) -> TaskResult:
+        if attempts.get(r.key, 0) >= MAX_ATTEMPTS:
+            return r
+        original = task or next(t for t in tasks if t.match.key == r.key)
+        todo.append(original)
+        return dataclasses.replace(r, retrying=True)
+
+
+def _limit_of(task: MatchTask | None) -> float:
+    assert task is not None
+    return match_limit_s(TournamentSettings.from_dict(task.settings))
+
+
+def _exit_text(p: Any) -> str:
+    p.join(timeout=0.5)
+    code = p.exitcode
+    if code is None:
+        return "it closed its pipe"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def _kill(s: _Slot) -> None:
+    # SIGKILL works on a stopped process too; the worker's watchdog then stops its bots.
+    with contextlib.suppress(OSError):
+        s.process.kill()
+    s.process.join(timeout=5)
+    s.conn.close()
+
+
+def _stop_all(slots: list[_Slot], *, clean: bool) -> None:
+    """Stop every worker within about :data:`STOP_WORKERS_S` seconds, whatever state it is in."""
+    for s in slots:
+        with contextlib.suppress(OSError, ValueError):
+            if clean:
+                s.conn.send(None)  # idle workers: a small message that never blocks
+            else:
+                s.process.terminate()  # SIGTERM: the worker closes its bots and logs
+    deadline = time.monotonic() + (5.0 if clean else STOP_WORKERS_S)
+    for s in slots:
+        s.process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for s in slots:
+        if s.process.is_alive():
+            s.process.kill()
+            s.process.join(timeout=5)
+        s.conn.close()
+
+
+# ---------------------------------------------------------------- the run
 
 
 @dataclass(slots=True)
@@ -301,12 +613,29 @@ class RunReport:
     """What a run did."""
 
     played: int = 0
+    #: Matches not played: key and why (all of them the infrastructure's, played next run).
     failed: list[tuple[str, str]] = field(default_factory=list)
     total: int = 0
     already_done: int = 0
     seconds: float = 0.0
     startup_s: float = 0.0
     match_s: float = 0.0
+    #: Bots disqualified during this run: name -> reason.
+    disqualified: dict[str, str] = field(default_factory=dict)
+
+
+def clean_leftovers(store: TournamentStore) -> None:
+    """Remove what a killed run left: logs of unfinished matches, bots' temporary folders.
+
+    Called under the run lock, so nothing removed belongs to a run under way.
+    """
+    folder = store.folder
+    shutil.rmtree(folder / "running", ignore_errors=True)
+    (folder / "running").mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder / "running", 0o700)  # whatever the umask
+    tmp = tmp_root_of(folder)
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def run_pending(
@@ -316,14 +645,23 @@ def run_pending(
     executor: Executor | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[TaskResult], None] | None = None,
+    only: Sequence[str] | None = None,
 ) -> RunReport:
     """Play every pending match of the tournament, committing each one as it finishes.
 
     ``on_start(pending, total)`` is called once; ``on_result`` after each match is stored.
-    Raises :class:`~referee.tournament.store.StoreError` if another run holds the folder.
+    With ``only``, play exactly those keys again (replacing what is stored once each is
+    played). Raises :class:`~referee.tournament.store.StoreError` if another run holds the
+    folder.
     """
     with store.run_lock():
-        return _run_locked(store, jobs, executor, on_start, on_result)
+        clean_leftovers(store)
+        try:
+            return _run_locked(store, jobs, executor, on_start, on_result, only)
+        finally:
+            # Every worker has stopped by now; what their bots left (a worker killed, bots
+            # killed by its watchdog) goes too. A hard kill of the run leaves it for the next.
+            shutil.rmtree(tmp_root_of(store.folder), ignore_errors=True)
 
 
 def _run_locked(
@@ -332,37 +670,115 @@ def _run_locked(
     executor: Executor | None,
     on_start: Callable[[int, int], None] | None,
     on_result: Callable[[TaskResult], None] | None,
+    only: Sequence[str] | None,
 ) -> RunReport:
-    tasks, total = pending_tasks(store)
+    tasks, total = pending_tasks(store, only)
     report = RunReport(total=total, already_done=total - len(tasks))
     if on_start is not None:
         on_start(len(tasks), total)
+    settings = store.settings
     started = time.monotonic()
     by_key = {t.match.key: t for t in tasks}
-    for r in (executor or LocalPool(jobs)).run(tasks):
+
+    def prepare(t: MatchTask) -> MatchTask:
+        # Read at dispatch: a bot disqualified a moment ago is not started again.
+        out = store.disqualified()
+        return dataclasses.replace(t, absent=tuple(b.name for b in t.bots if b.name in out))
+
+    results = (executor or LocalPool(jobs)).run(tasks, prepare)
+    # Closed explicitly: an exception in this loop (Ctrl-C) must stop the workers now, not
+    # when the traceback that holds the generator is dropped.
+    try:
+        _consume(store, results, by_key, report, settings, only is not None, on_result)
+    finally:
+        close: Callable[[], object] | None = getattr(results, "close", None)
+        if close is not None:
+            close()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _consume(
+    store: TournamentStore,
+    results: Iterator[TaskResult],
+    by_key: dict[str, MatchTask],
+    report: RunReport,
+    settings: TournamentSettings,
+    replace: bool,
+    on_result: Callable[[TaskResult], None] | None,
+) -> None:
+    for r in results:
         report.startup_s += r.startup_s
         report.match_s += r.duration_s
         if r.ok:
-            t = by_key[r.key]
-            m = t.match
-            store.record_match(
-                MatchRow(
-                    key=m.key,
-                    table_key="+".join(m.table),
-                    deal=m.deal,
-                    rotation=m.rotation,
-                    seed=m.seed,
-                    seats=m.seats,
-                    result=r.result,
-                    log_path=str(Path(t.log_path).relative_to(store.folder.resolve())),
-                    finished_at=now(),
-                    duration_s=r.duration_s,
-                )
-            )
-            report.played += 1
+            with _signals_deferred():
+                # A Ctrl-C now waits the few milliseconds until the match is committed.
+                _commit(store, by_key[r.key], r, replace=replace)
+                report.played += 1
+                _note_starts(store, r, settings.max_start_failures, report)
         else:
-            report.failed.append((r.key, r.error))
+            store.record_infra_failure(r.key, r.error)
+            if not r.retrying:
+                report.failed.append((r.key, r.error))
         if on_result is not None:
             on_result(r)
-    report.seconds = time.monotonic() - started
-    return report
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back (they stay pending) while the block runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _commit(store: TournamentStore, t: MatchTask, r: TaskResult, *, replace: bool) -> None:
+    """Move the match's log and bots' output out of ``running/``, then record it."""
+    folder = store.folder.resolve()
+    m = t.match
+    rel = ""
+    if r.has_log:
+        dest = folder / "logs" / log_name(m.key)
+        os.replace(t.log_path, dest)
+        rel = str(dest.relative_to(folder))
+    out_dest = output_dir_of(folder, m.key)
+    if replace or out_dest.exists():
+        shutil.rmtree(out_dest, ignore_errors=True)
+    if t.output_dir and os.path.isdir(t.output_dir):
+        out_dest.parent.mkdir(exist_ok=True)
+        os.replace(t.output_dir, out_dest)
+    row = MatchRow(
+        key=m.key,
+        table_key="+".join(m.table),
+        deal=m.deal,
+        rotation=m.rotation,
+        seed=m.seed,
+        seats=m.seats,
+        result=r.result,
+        log_path=rel,
+        finished_at=now(),
+        duration_s=r.duration_s,
+    )
+    if replace:
+        store.replace_match(row)
+    else:
+        store.record_match(row)
+
+
+def _note_starts(store: TournamentStore, r: TaskResult, limit: int, report: RunReport) -> None:
+    for name in r.started:
+        store.note_start(name, ok=True)
+    done = store.disqualified()
+    for name, why in r.start_failures.items():
+        n = store.note_start(name, ok=False)
+        if n >= limit and name not in done:
+            first = why.splitlines()[0] if why else "no reason given"
+            reason = f"failed to start {n} time{'s' if n != 1 else ''} in a row (last: {first})"
+            store.disqualify(name, reason)
+            report.disqualified[name] = reason

@@ -58,6 +58,8 @@ class TournamentSettings:
     limits: BotLimits = field(default_factory=BotLimits)
     #: Environment variables passed to the bots: ``NAME`` (the runner's value) or ``NAME=VALUE``.
     bot_env: tuple[str, ...] = ()
+    #: Start failures in a row after which a bot is disqualified.
+    max_start_failures: int = 3
 
     def __post_init__(self) -> None:
         if isinstance(self.table_size, bool) or not isinstance(self.table_size, int) or not (
@@ -78,6 +80,12 @@ class TournamentSettings:
             check_env_entries(self.bot_env)
         except ValueError as e:
             raise SettingsError(str(e)) from None
+        if (
+            isinstance(self.max_start_failures, bool)
+            or not isinstance(self.max_start_failures, int)
+            or not 1 <= self.max_start_failures <= 1000
+        ):
+            raise SettingsError(f"max_start_failures must be a whole number from 1 to 1000, got {self.max_start_failures!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, stored in the tournament database."""
@@ -96,6 +104,7 @@ class TournamentSettings:
             "sandbox": self.sandbox,
             "limits": self.limits.to_dict(),
             "bot_env": list(self.bot_env),
+            "max_start_failures": self.max_start_failures,
         }
 
     @staticmethod
@@ -103,16 +112,17 @@ class TournamentSettings:
         """Read settings back from :meth:`to_dict`'s form (or a parsed TOML file)."""
         known = {
             "rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "sandbox",
-            "limits", "bot_env", "tournament",
+            "max_start_failures", "limits", "bot_env", "tournament",
         }
         unknown = set(data) - known
         if unknown:
             raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
         flat = section(data, "tournament")
-        for k in ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "bot_env"):
+        flat_keys = ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "max_start_failures", "bot_env")
+        for k in flat_keys:
             if k in data:
                 flat[k] = data[k]
-        unknown_t = set(flat) - {"table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "bot_env"}
+        unknown_t = set(flat) - set(flat_keys)
         if unknown_t:
             raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
         try:
@@ -138,6 +148,7 @@ class TournamentSettings:
             sandbox=flat.get("sandbox", "auto"),
             limits=limits_from_mapping(section(data, "limits")),
             bot_env=_env_list(flat.get("bot_env", [])),
+            max_start_failures=flat.get("max_start_failures", 3),
         )
 
     @staticmethod

@@ -55,6 +55,16 @@ CREATE TABLE disqualified (
     reason TEXT NOT NULL,
     at TEXT NOT NULL
 );
+CREATE TABLE infra_failures (    -- matches the referee failed to play: never charged to a bot
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    error TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE TABLE start_failures (    -- each bot's failures to start in a row
+    name TEXT PRIMARY KEY,
+    consecutive INTEGER NOT NULL
+);
 """
 
 
@@ -416,6 +426,40 @@ class TournamentStore:
                 raise StoreError(f"match {key} is stored unreadably ({e}); the database was left as it is") from None
         return out
 
+    # ------------------------------------------------------------- the runner's records
+
+    def record_infra_failure(self, key: str, error: str) -> None:
+        """Record that the infrastructure failed to play match ``key`` (never charged to a bot)."""
+        with self._tx() as c:
+            c.execute("INSERT INTO infra_failures (key, error, at) VALUES (?, ?, ?)", (key, error, now()))
+
+    def infra_failures(self) -> list[tuple[str, str, str]]:
+        """Infrastructure failures, oldest first: (match key, error, when)."""
+        return [(str(k), str(e), str(a)) for k, e, a in self._conn.execute("SELECT key, error, at FROM infra_failures ORDER BY id")]
+
+    def note_start(self, name: str, *, ok: bool) -> int:
+        """Count a bot's successful start (``ok``) or failed one; its failures in a row now."""
+        with self._tx() as c:
+            if ok:
+                c.execute("DELETE FROM start_failures WHERE name = ?", (name,))
+                return 0
+            c.execute(
+                "INSERT INTO start_failures VALUES (?, 1) ON CONFLICT(name) DO UPDATE SET consecutive = consecutive + 1",
+                (name,),
+            )
+            (n,) = c.execute("SELECT consecutive FROM start_failures WHERE name = ?", (name,)).fetchone()
+            return int(n)
+
+    def replace_match(self, row: MatchRow) -> None:
+        """Record a match played again on purpose, replacing its earlier result (one transaction)."""
+        with self._tx() as c:
+            c.execute("DELETE FROM matches WHERE key = ?", (row.key,))
+            c.execute(
+                "INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row.key, row.table_key, row.deal, row.rotation, str(row.seed), json.dumps(list(row.seats)),
+                 json.dumps(row.result), row.log_path, row.finished_at, row.duration_s),
+            )
+
 
 def _wal_files(db: Path) -> tuple[Path, Path]:
     return db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")
@@ -489,3 +533,5 @@ def _tidy_wal(db: Path) -> None:
 
 def _strip_comments(sql: str) -> str:
     return "\n".join(line.split("--", 1)[0] for line in sql.splitlines())
+
+

@@ -148,7 +148,7 @@ def test_a_second_run_is_refused_while_one_plays(base_tournament: Path, tmp_path
 
 
 @pytest.mark.slow
-def test_a_killed_worker_ends_the_run_clearly_and_the_next_run_completes(
+def test_a_killed_worker_is_replaced_and_its_match_played_again(
     reference_run: Played, base_tournament: Path, tmp_path: Path
 ) -> None:
     folder = copy_tournament(base_tournament, tmp_path / "t")
@@ -163,20 +163,19 @@ def test_a_killed_worker_ends_the_run_clearly_and_the_next_run_completes(
         ]
         assert len(workers) == 2, workers
         os.kill(workers[0], signal.SIGKILL)  # as the kernel's out-of-memory killer would
-        # The other worker plays on; the killed one's match in flight is missing at the end.
-        assert proc.wait(timeout=120) == 1, out.read_text()
+        # The worker is replaced and its match in flight played again: the run completes.
+        assert proc.wait(timeout=120) == 0, out.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()
     text = flat(out.read_text())
-    assert "error: the tournament's workers stopped with 1 match(es) not played" in text, text
-    assert "-9" in text and "run again to play the rest" in text
+    assert "failed for a reason of the referee's, playing it again: a worker process died (killed by SIGKILL)" in text, text
     assert "Traceback" not in text
     assert wait_no_process_in(folder) == [], processes_in(folder)
-    assert done_count(folder) == total - 1
-
-    run = ok("tournament", "run", folder)
-    assert "played 1 match(es)" in flat(run.stderr)
+    assert done_count(folder) == total
+    with TournamentStore.open(folder) as store:
+        failures = store.infra_failures()
+    assert len(failures) == 1 and "killed by SIGKILL" in failures[0][1]
     assert outcomes(folder) == reference_run.outcomes
     assert ok("standings", folder, "--json").stdout == reference_run.standings_json
 

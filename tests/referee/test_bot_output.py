@@ -1,0 +1,91 @@
+"""A bot's own output: kept per match up to a cap (then the bot, not the referee, waits),
+shown with its faults by ``thirtyone match``; a match that never started leaves no log."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import referee.cli.commands  # noqa: F401  (registers the commands)
+from referee.bots import parse_bot_spec
+from referee.bots.process import LocalLauncher
+from referee.cli.app import app
+
+from .conftest import hostile, process_alive, wait_gone
+
+runner = CliRunner()
+
+#: Writes 3 MiB on stderr once the referee listens, then idles.
+FLOODER = (
+    "import sys, time; time.sleep(0.3); "
+    "[sys.stderr.write('x' * 1023 + '\\n') for _ in range(3 * 1024)]; sys.stderr.flush(); time.sleep(60)"
+)
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def test_a_flood_of_output_is_cut_at_the_cap_and_the_bot_waits(tmp_path: Path) -> None:
+    kept = tmp_path / "seat0-flooder.txt"
+    limit = 1024 * 1024
+
+    async def scenario() -> tuple[int, bool, int | None]:
+        spec = parse_bot_spec(shlex.join([sys.executable, "-c", FLOODER]))
+        bot = await LocalLauncher(tmp_root=str(tmp_path)).launch(spec)
+        try:
+            bot.keep_output(str(kept), limit)
+            deadline = time.monotonic() + 10
+            size = -1
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.3)
+                now = kept.stat().st_size if kept.exists() else 0
+                if now == size and now > 0:
+                    break
+                size = now
+            # Past the cap the pipe is no longer read: the bot is blocked in its write.
+            return size, bot.exit_code() is None, bot.pid
+        finally:
+            await bot.stop(0.2)
+
+    size, blocked, pid = asyncio.run(scenario())
+    text = kept.read_text()
+    assert limit < size < limit + 200
+    assert text.endswith("[thirtyone: output cut here: the bot wrote more than the cap for one match]\n")
+    assert text.startswith("x" * 1023 + "\n")
+    assert blocked
+    assert pid is not None and wait_gone([pid]) == []
+    assert not process_alive(pid)
+
+
+@pytest.mark.parametrize("mode", ["exit_at_start", "bad_protocol"])
+def test_a_match_whose_bot_cannot_start_leaves_no_log(tmp_path: Path, mode: str) -> None:
+    log = tmp_path / "m.jsonl"
+    result = runner.invoke(app, ["match", hostile(mode), "random", "--log", str(log)])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert not log.exists()
+    # A file that was there before is left alone, even empty.
+    log.touch()
+    result = runner.invoke(app, ["match", hostile(mode), "random", "--log", str(log)])
+    assert result.exit_code == 1
+    assert log.exists()
+
+
+def test_match_shows_the_last_output_of_a_bot_that_faulted(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["match", hostile("die", "--from", 2, name="crasher"), "random", "--log", str(tmp_path / "m.jsonl"), "--seed", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "last output of #0 crasher:" in out
+    assert "hostile bot: dying on decision 2" in out
+    # Only faulty bots' output is shown.
+    assert "last output of #1" not in out

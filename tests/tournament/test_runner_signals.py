@@ -1,0 +1,196 @@
+"""Stopping a run the way people and schedulers do (a signal to the whole process group while
+matches are in flight), and workers that are killed or stopped: the run never hangs, leaves
+no process, and loses no finished match."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.game import Rules
+from referee.timecontrol import TimeControl
+from referee.tournament.runner import match_limit_s, tmp_root_of
+from referee.tournament.settings import TournamentSettings
+from referee.tournament.store import TournamentStore
+
+from .conftest import (
+    copy_tournament,
+    descendants,
+    done_count,
+    flat,
+    make_tournament,
+    ok,
+    processes_in,
+    scheduled_keys,
+    stored_matches,
+    wait_gone,
+    wait_no_process_in,
+)
+
+
+def start_run(folder: Path, out: Path, jobs: int = 2) -> subprocess.Popen[bytes]:
+    """``thirtyone tournament run`` in a process group of its own, as a shell runs a job."""
+    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "tournament", "run", str(folder), "-j", str(jobs)]
+    with open(out, "wb") as f:
+        return subprocess.Popen(cmd, cwd=folder, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for_matches(proc: subprocess.Popen[bytes], folder: Path, at_least: int, out: Path) -> int:
+    """Wait until the run has recorded ``at_least`` matches; fail if it ends first."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        n = done_count(folder)
+        if n >= at_least:
+            return n
+        assert proc.poll() is None, f"the run ended before it could be stopped:\n{out.read_text()}"
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError("the run recorded too few matches in time")
+
+
+def workers_of(proc: subprocess.Popen[bytes]) -> list[int]:
+    """The run's worker processes."""
+    found = []
+    for p in descendants(proc.pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes():
+                found.append(p)
+        except OSError:
+            pass
+    return found
+
+
+def assert_saved(folder: Path) -> None:
+    """Every recorded match has its complete log in logs/."""
+    for row in stored_matches(folder):
+        assert (folder / row.log_path).is_file(), row.key
+
+
+#: Many short matches: the pending tasks no longer fit in one pipe's buffer (the old runner
+#: then hung at exit in the thread feeding its task queue).
+MANY = TournamentSettings(
+    table_size=2,
+    games=40,
+    seed=5,
+    rules=Rules(max_rounds=2, max_turns_per_round=30),
+    time_control=TimeControl(budget_ms=100, bank_ms=200, grace_ms=50),
+)
+
+
+@pytest.fixture(scope="module")
+def many_matches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample bots in a tournament of 240 short matches, nothing played. Copy it before use."""
+    return make_tournament(tmp_path_factory.mktemp("many") / "t", MANY, ["random", "greedy", "threshold"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_to_the_process_group_stops_the_run_within_seconds(
+    many_matches: Path, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    folder = copy_tournament(many_matches, tmp_path / "t")
+    out = tmp_path / "run.out"
+    proc = start_run(folder, out)
+    try:
+        wait_for_matches(proc, folder, 2, out)
+        family = descendants(proc.pid)
+        assert len(workers_of(proc)) == 2
+        os.killpg(proc.pid, sig)
+        t0 = time.monotonic()
+        assert proc.wait(timeout=30) == code, out.read_text()
+        assert time.monotonic() - t0 < 5, "the run took too long to stop"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = flat(out.read_text())
+    assert "stopped: finished matches are saved; run again to continue" in text
+    assert "Traceback" not in text
+    assert wait_gone(family, 5) == []
+    assert wait_no_process_in(folder, 5) == [], processes_in(folder)
+    assert_saved(folder)
+    n = done_count(folder)
+    assert 2 <= n < len(scheduled_keys(folder))
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_does_not_break_the_stop(base_tournament: Path, tmp_path: Path) -> None:
+    folder = copy_tournament(base_tournament, tmp_path / "t")
+    out = tmp_path / "run.out"
+    proc = start_run(folder, out)
+    try:
+        wait_for_matches(proc, folder, 1, out)
+        family = descendants(proc.pid)
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=30) == 130, out.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = flat(out.read_text())
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
+    assert wait_gone(family, 5) == []
+    assert_saved(folder)
+
+
+@pytest.mark.slow
+def test_a_killed_run_leaves_temporary_folders_that_the_next_run_removes(base_tournament: Path, tmp_path: Path) -> None:
+    folder = copy_tournament(base_tournament, tmp_path / "t")
+    out = tmp_path / "run.out"
+    tmp = tmp_root_of(folder)
+    proc = start_run(folder, out)
+    try:
+        wait_for_matches(proc, folder, 1, out)
+        family = descendants(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert wait_gone(family) == []
+    left = list(tmp.iterdir())
+    assert left, "the killed run's bots had temporary folders"
+    ok("tournament", "run", folder, "-j", "2")
+    assert not tmp.exists()  # emptied, then removed at the end of the run
+    assert done_count(folder) == len(scheduled_keys(folder))
+
+
+#: One short round per match, so that a match's wall-clock limit is seconds, not hours.
+SHORT = TournamentSettings(
+    table_size=2,
+    games=3,
+    seed=11,
+    rules=Rules(max_rounds=1, max_turns_per_round=8),
+    time_control=TimeControl(budget_ms=30, bank_ms=60, grace_ms=30),
+)
+
+
+@pytest.mark.slow
+def test_a_stopped_worker_is_killed_at_the_match_limit_and_its_match_played_again(tmp_path: Path) -> None:
+    folder = make_tournament(tmp_path / "t", SHORT, ["random", "greedy"])
+    total = len(scheduled_keys(folder))
+    assert match_limit_s(SHORT) < 7
+    out = tmp_path / "run.out"
+    proc = start_run(folder, out)
+    try:
+        wait_for_matches(proc, folder, 1, out)
+        workers = workers_of(proc)
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGSTOP)  # stuck for good, as far as the run can tell
+        assert proc.wait(timeout=90) == 0, out.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert done_count(folder) == total
+    with TournamentStore.open(folder) as store:
+        failures = store.infra_failures()
+    assert len(failures) == 1 and "did not finish the match in time" in failures[0][1]
+    assert "playing it again" in flat(out.read_text())
+    assert wait_gone(workers) == []
+    assert wait_no_process_in(folder) == [], processes_in(folder)
