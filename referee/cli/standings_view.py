@@ -103,7 +103,7 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
         caption.append(" · seed hidden until every scheduled match is played")
     caption.append(
         "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
-        "lives/rd: lives lost per round · T/C/I/M: timeouts/crashes/illegal/malformed"
+        "lives/rd: lives lost per round · T/C/I/M/S: timeouts/crashes/illegal/malformed/failed starts"
     )
     for b in st.bots:
         if b.disqualified is not None:
@@ -117,7 +117,7 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     t.add_column("win (95% CI)", justify="right", no_wrap=True)
     t.add_column("place", justify="right")
     t.add_column("lives/rd", justify="right")
-    t.add_column("T/C/I/M", justify="right", no_wrap=True)
+    t.add_column("T/C/I/M/S", justify="right", no_wrap=True)
     for rank, b in enumerate(st.bots, 1):
         faults = "/".join(str(b.faults.get(k, 0)) for k in FAULT_KINDS)
         fault_style = "red" if any(b.faults.values()) else "dim"

@@ -42,7 +42,7 @@ from referee.tournament.runner import (
 )
 from referee.tournament.schedule import build_schedule
 from referee.tournament.settings import SettingsError, TournamentSettings, section
-from referee.tournament.standings import FAULT_KINDS, compute_standings, tournament_standings
+from referee.tournament.standings import FAULT_KINDS, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
 from referee.tournament.submit import SubmissionError, submit
 
@@ -436,7 +436,7 @@ def demo_command(
                 fail(f"sample bot {name} was refused: {e}", 1)
         report = _play(where, store, jobs)
         _report(report, jobs)
-        st = compute_standings(store.matches(), [b.name for b in store.bots()])
+        st = tournament_standings(store)
         out.print(standings_table(st, settings, title=f"Demo standings ({st.matches} matches)"))
     out.print(
         f"done in {time.monotonic() - started:.0f} s. Replay a match: "

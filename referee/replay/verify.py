@@ -235,9 +235,19 @@ def _differences(path: str, stored: Any, logged: Any) -> list[tuple[str, str]]:
 
 
 def _check_row(folder: Path, row: MatchRow) -> list[RowDivergence]:
+    from referee.tournament.runner import with_absent
+
     def div(field: str, detail: str) -> list[RowDivergence]:
         return [RowDivergence(row.key, field, detail)]
 
+    # Seats whose bot never started (or was disqualified) are not in the log: the match was
+    # played among the rest, and the row places them last (the runner's with_absent).
+    seats = row.result.get("seats", []) if isinstance(row.result, dict) else []
+    why = {s: str(seat["absent"]) for s, seat in enumerate(seats) if isinstance(seat, dict) and "absent" in seat}
+    present = [s for s in range(len(row.seats)) if s not in why]
+    if why and len(present) < 2 and not row.log_path:
+        expected = with_absent(row.seats, None, present, why)
+        return [RowDivergence(row.key, f, d) for f, d in _differences("", row.result, expected)]
     logs = (folder / "logs").resolve()
     path = (folder / row.log_path).resolve()
     if not path.is_relative_to(logs):
@@ -255,13 +265,16 @@ def _check_row(folder: Path, row: MatchRow) -> list[RowDivergence]:
     if walk.divergence is not None:
         # The log itself diverges (its own verdict says where); a row cannot be checked against it.
         return div("log", f"the log {row.log_path} diverges from the game model, so the row cannot be checked")
-    out = [RowDivergence(row.key, f, d) for f, d in _differences("", row.result, _expected_result(log, tally))]
+    expected = _expected_result(log, tally)
+    if why:
+        expected = with_absent(row.seats, expected, present, why)
+    out = [RowDivergence(row.key, f, d) for f, d in _differences("", row.result, expected)]
     h = log.header
     if h.match_id != row.key:
         out += div("key", f"the log {row.log_path} is of match {h.match_id!r}")
     labels = [s.label or s.identity.name for s in h.seats]
-    if list(row.seats) != labels:
-        out += div("seats", f"the database has {list(row.seats)}; the log has {labels}")
+    if [row.seats[s] for s in present] != labels:
+        out += div("seats", f"the database has {[row.seats[s] for s in present]} playing; the log has {labels}")
     if row.seed != h.seed:
         out += div("seed", f"the database has {row.seed}; the log has {h.seed}")
     return out

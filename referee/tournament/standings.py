@@ -20,7 +20,8 @@ from referee.tournament.store import MatchRow, TournamentStore
 
 #: The fault kinds, as the referee names them on the wire, in the log and in the database
 #: (lower case: a look-up in any other case finds nothing, and every count reads 0).
-FAULT_KINDS = ("timeout", "crash", "illegal", "malformed")
+#: "start" is the runner's: a bot that could not be started for a match (it forfeits that match).
+FAULT_KINDS = ("timeout", "crash", "illegal", "malformed", "start")
 
 
 @dataclass(slots=True)

@@ -6,6 +6,8 @@ Real bot processes (the hostile test bot), real workers, gRPC and SQLite.
 from __future__ import annotations
 
 import dataclasses
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from referee.game import Rules
 from referee.log import read_log
 from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
+from referee.tournament.standings import FAULT_KINDS
 from referee.tournament.store import BotEntry, TournamentStore, now
 from referee.tournament.submit import submit
 
@@ -104,7 +107,22 @@ def test_a_tournament_of_broken_bots_runs_to_the_end_in_one_run(tmp_path: Path) 
     shown = ok("replay", folder, crashed.key, "--bot-output", seat)
     assert "hostile bot: dying on decision 2" in shown.stdout
     fails("replay", folder, crashed.key, "--bot-output", 5, message="--bot-output 5: the match has seats 0 to 1")
-    ok("standings", folder)
+    # The standings show every fault exactly, kind by kind, and the disqualified bot.
+    data = json.loads(ok("standings", folder, "--json").stdout)
+    by_bot = {r["bot"]: r for r in data["standings"]}
+    for bot in ("random", "nostart", "crasher", "silent", "cheat"):
+        for kind in FAULT_KINDS:
+            assert by_bot[bot][f"faults_{kind}"] == faults_of(folder, bot).get(kind, 0), (bot, kind)
+    assert by_bot["nostart"]["faults_start"] >= 3
+    assert set(data["disqualified"]) == {"nostart"}
+    assert "DQ" in ok("standings", folder).stdout
+    # The logs verify, and the database agrees with them; one tampered row does not.
+    assert "divergence" not in ok("replay", "--verify", folder).stdout.lower()
+    row = next(r for r in rows if "crasher" in r.seats and r.log_path)
+    with sqlite3.connect(folder / "tournament.db") as db:
+        db.execute("UPDATE matches SET result = ? WHERE key = ?", (json.dumps({**row.result, "placings": row.placings[::-1]}), row.key))
+    tampered = cli("replay", "--verify", folder)
+    assert tampered.exit_code == 1 and row.key in tampered.stdout and "placings" in tampered.stdout
 
 
 def test_disqualify_by_hand_forfeits_the_rest_without_starting_the_bot(tmp_path: Path) -> None:

@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 
 from referee.tournament.settings import TournamentSettings
+from referee.tournament.standings import FAULT_KINDS
 from referee.tournament.store import DB_NAME, TournamentStore
 
 from .conftest import flat, ok
 from .faulty import FAULTY, SETTINGS, copy_of, entry, faults_in_logs, faulty_played, make_faulty
 
-KINDS = ("timeout", "crash", "illegal", "malformed")
+KINDS = FAULT_KINDS
 #: The bot committing each kind of fault.
 KIND_OF = {"silent": "timeout", "dies": "crash", "illegal": "illegal", "garbage": "malformed"}
 
