@@ -11,6 +11,8 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -305,3 +307,27 @@ def left_as_is(*folders: Path) -> Iterator[None]:
         now_snap, now_dump = _state(folder)
         assert now_snap == snap, f"{folder} changed: {sorted(set(now_snap.items()) ^ set(snap.items()))}"
         assert now_dump == dump, f"the database in {folder} changed"
+
+
+def start_run(folder: Path, out: Path, jobs: int = 2, *, new_session: bool = False) -> subprocess.Popen[bytes]:
+    """``thirtyone tournament run FOLDER -j JOBS`` as a process of its own, working in the
+    tournament's folder (so every process it starts can be found by its working directory);
+    with ``new_session``, in a process group of its own, as a shell runs a job."""
+    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "tournament", "run", str(folder), "-j", str(jobs)]
+    with open(out, "wb") as f:
+        return subprocess.Popen(cmd, cwd=folder, stdout=f, stderr=subprocess.STDOUT, start_new_session=new_session)
+
+
+def wait_for_matches(proc: subprocess.Popen[bytes], folder: Path, at_least: int, out: Path) -> int:
+    """Wait until the run has recorded ``at_least`` matches; fail if it ends first."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if (folder / DB_NAME).exists():
+            n = done_count(folder)
+            if n >= at_least:
+                return n
+        assert proc.poll() is None, f"the run ended before it could be stopped:\n{out.read_text()}"
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError("the run recorded too few matches in time")
+

@@ -126,38 +126,33 @@ def test_submit_dir_errors_name_the_problem(tmp_path: Path) -> None:
     fails("submit", t, "greedy", "--dir", tmp_path, message="--dir goes with a command or a file of the bot's, not a sample bot")
 
 
-def _thirtyone(*args: str, path: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from referee.cli import main; main()", *args],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "PATH": path, "COLUMNS": "200"},
-    )  # fmt: skip
-
-
-def test_without_a_sandbox_run_refuses_unless_the_tournament_says_off(tmp_path: Path) -> None:
-    """Where bubblewrap is missing, a tournament made with the default refuses to run (and
+def test_without_a_sandbox_run_refuses_unless_the_tournament_says_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where bubblewrap is missing, a tournament made with the default refuses its bots (and
     says how to enable the sandbox), one made with --sandbox off runs, and its standings say
     the bots ran unsandboxed."""
-    no_bwrap = str(Path(sys.executable).parent)
-    on = tmp_path / "on"
-    off = tmp_path / "off"
-    for folder, mode in ((on, "auto"), (off, "off")):
-        assert _thirtyone("tournament", "new", str(folder), "-n", "1", "--rule", "max_rounds=2", "--sandbox", mode, path=no_bwrap).returncode == 0
-    refused = _thirtyone("submit", str(on), "greedy", path=no_bwrap)
-    assert refused.returncode == 2 and "apt-get install bubblewrap" in flat(refused.stderr)
-    if probe().available:  # bots submitted where the sandbox works, run where it does not
+    on, off = tmp_path / "on", tmp_path / "off"
+    real_path = os.environ["PATH"]
+    ok("tournament", "new", on, "-n", 1, "--rule", "max_rounds=2")
+    ok("tournament", "new", off, "-n", 1, "--rule", "max_rounds=2", "--sandbox", "off")
+    sandboxed_here = probe().available
+    if sandboxed_here:  # bots submitted where the sandbox works, to run where it does not
         for bot in ("greedy", "random"):
-            assert _thirtyone("submit", str(on), bot, path=os.environ["PATH"]).returncode == 0
-        before = snapshot(on)
-        run = _thirtyone("tournament", "run", str(on), path=no_bwrap)
-        assert run.returncode == 2, run.stdout + run.stderr
-        assert "bots cannot be sandboxed on this machine" in flat(run.stderr) and "--sandbox off" in flat(run.stderr)
+            ok("submit", on, bot)
+    before = snapshot(on)
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
+    probe.cache_clear()
+    try:
+        fails("submit", on, "threshold", message="apt-get install bubblewrap")
+        if sandboxed_here:
+            refused = fails("tournament", "run", on, message="bots cannot be sandboxed on this machine")
+            assert "--sandbox off" in flat(refused.stderr)
         assert snapshot(on) == before
-    for bot in ("greedy", "random"):
-        assert _thirtyone("submit", str(off), bot, path=no_bwrap).returncode == 0
-    ran = _thirtyone("tournament", "run", str(off), path=no_bwrap)
-    assert ran.returncode == 0, ran.stderr
-    standings = _thirtyone("standings", str(off), "--json", path=no_bwrap)
-    data = json.loads(standings.stdout)
+        for bot in ("greedy", "random"):
+            ok("submit", off, bot)
+        ok("tournament", "run", off)
+        data = json.loads(ok("standings", off, "--json").stdout)
+    finally:
+        monkeypatch.setenv("PATH", real_path)
+        probe.cache_clear()
     assert data["unsandboxed"] is True and data["settings"]["sandbox"] == "off"
-    table = _thirtyone("standings", str(off), path=no_bwrap)
-    assert "bots ran unsandboxed" in flat(table.stdout)
+    assert "bots ran unsandboxed" in flat(ok("standings", off).stdout)

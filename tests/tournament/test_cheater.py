@@ -35,7 +35,7 @@ from .conftest import ok, outcomes
 
 CHEATER = Path(__file__).resolve().parent / "bots" / "cheater.py"
 #: Deals per table; each is played in both seat rotations, so twice as many matches.
-GAMES = 30
+GAMES = 20
 SEED = 20261201
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,6 @@ from __future__ import annotations
 import collections
 import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -30,32 +27,12 @@ from .conftest import (
     outcomes,
     processes_in,
     scheduled_keys,
+    start_run,
     stored_matches,
+    wait_for_matches,
     wait_gone,
     wait_no_process_in,
 )
-
-
-def start_run(folder: Path, out: Path, jobs: int = 2) -> subprocess.Popen[bytes]:
-    """``thirtyone tournament run FOLDER -j JOBS`` as a process of its own, working in the
-    tournament's folder (so every process it starts can be found by its working directory)."""
-    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "tournament", "run", str(folder), "-j", str(jobs)]
-    with open(out, "wb") as f:
-        return subprocess.Popen(cmd, cwd=folder, stdout=f, stderr=subprocess.STDOUT)
-
-
-def wait_for_matches(proc: subprocess.Popen[bytes], folder: Path, at_least: int, out: Path) -> int:
-    """Wait until the run has recorded ``at_least`` matches; fail if it ends first."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if (folder / "tournament.db").exists():
-            n = done_count(folder)
-            if n >= at_least:
-                return n
-        assert proc.poll() is None, f"the run ended before it could be stopped:\n{out.read_text()}"
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the run recorded too few matches in time")
 
 
 @pytest.mark.slow

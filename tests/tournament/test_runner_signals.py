@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -28,30 +27,12 @@ from .conftest import (
     ok,
     processes_in,
     scheduled_keys,
+    start_run,
     stored_matches,
+    wait_for_matches,
     wait_gone,
     wait_no_process_in,
 )
-
-
-def start_run(folder: Path, out: Path, jobs: int = 2) -> subprocess.Popen[bytes]:
-    """``thirtyone tournament run`` in a process group of its own, as a shell runs a job."""
-    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "tournament", "run", str(folder), "-j", str(jobs)]
-    with open(out, "wb") as f:
-        return subprocess.Popen(cmd, cwd=folder, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def wait_for_matches(proc: subprocess.Popen[bytes], folder: Path, at_least: int, out: Path) -> int:
-    """Wait until the run has recorded ``at_least`` matches; fail if it ends first."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        n = done_count(folder)
-        if n >= at_least:
-            return n
-        assert proc.poll() is None, f"the run ended before it could be stopped:\n{out.read_text()}"
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the run recorded too few matches in time")
 
 
 def workers_of(proc: subprocess.Popen[bytes]) -> list[int]:
@@ -96,7 +77,7 @@ def test_a_signal_to_the_process_group_stops_the_run_within_seconds(
 ) -> None:
     folder = copy_tournament(many_matches, tmp_path / "t")
     out = tmp_path / "run.out"
-    proc = start_run(folder, out)
+    proc = start_run(folder, out, new_session=True)
     try:
         wait_for_matches(proc, folder, 2, out)
         family = descendants(proc.pid)
@@ -122,7 +103,7 @@ def test_a_signal_to_the_process_group_stops_the_run_within_seconds(
 def test_a_second_ctrl_c_does_not_break_the_stop(base_tournament: Path, tmp_path: Path) -> None:
     folder = copy_tournament(base_tournament, tmp_path / "t")
     out = tmp_path / "run.out"
-    proc = start_run(folder, out)
+    proc = start_run(folder, out, new_session=True)
     try:
         wait_for_matches(proc, folder, 1, out)
         family = descendants(proc.pid)
@@ -144,7 +125,7 @@ def test_a_killed_run_leaves_temporary_folders_that_the_next_run_removes(base_to
     folder = copy_tournament(base_tournament, tmp_path / "t")
     out = tmp_path / "run.out"
     tmp = tmp_root_of(folder)
-    proc = start_run(folder, out)
+    proc = start_run(folder, out, new_session=True)
     try:
         wait_for_matches(proc, folder, 1, out)
         family = descendants(proc.pid)
@@ -177,7 +158,7 @@ def test_a_stopped_worker_is_killed_at_the_match_limit_and_its_match_played_agai
     total = len(scheduled_keys(folder))
     assert match_limit_s(SHORT) < 7
     out = tmp_path / "run.out"
-    proc = start_run(folder, out)
+    proc = start_run(folder, out, new_session=True)
     try:
         wait_for_matches(proc, folder, 1, out)
         workers = workers_of(proc)

@@ -18,7 +18,13 @@ from pathlib import Path
 import pytest
 
 from referee.bots.sandbox import probe
-from tests.referee.test_sandbox import ATTACKER, CHECKOUT, host_processes_with, reports, wait_until_none
+from tests.referee.test_sandbox import (
+    ATTACKER,
+    CHECKOUT,
+    host_processes_with,
+    reports,
+    wait_until_none,
+)
 
 from .conftest import ok
 
