@@ -59,6 +59,10 @@ STARTUP_TIMEOUT_S = 15.0
 LIMIT_MARGIN_S = 5.0
 #: Times one match is tried in one run when the infrastructure fails it.
 MAX_ATTEMPTS = 3
+#: A worker's event loop says it is alive this often while it plays a match, in seconds ...
+HEARTBEAT_S = 1.0
+#: ... and one silent this long is stopped or stuck (the match limit can be hours long).
+SILENCE_LIMIT_S = 20.0
 #: The fault kind of a seat whose bot could not be started (or was disqualified).
 START_FAULT = "start"
 #: Seconds workers get to stop cleanly (closing their bots) before they are killed.
@@ -420,6 +424,14 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE_TEXT else text[:half] + " … " + text[-half:]
 
 
+async def _heartbeat(conn: Connection, key: str) -> None:
+    """Tell the runner, from the event loop, that this worker is alive and not stuck."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        with contextlib.suppress(OSError):
+            conn.send(("alive", key))
+
+
 async def _worker_loop(conn: Connection) -> None:
     from referee.bots import close_bots
 
@@ -442,10 +454,13 @@ async def _worker_loop(conn: Connection) -> None:
             if task is None:
                 return
             started = time.monotonic()
+            beats = asyncio.create_task(_heartbeat(conn, task.match.key))
             try:
                 r = await _play_task(task, handles, conn.send)
             except Exception as e:  # the infrastructure's: recorded, and the match is played again
                 r = TaskResult(task.match.key, False, {}, _short(describe_error(e)), time.monotonic() - started, infra=True)
+            finally:
+                beats.cancel()
             conn.send(("result", r))
     finally:
         loop.remove_reader(conn.fileno())
@@ -476,17 +491,21 @@ class _Slot:
     conn: Connection
     task: MatchTask | None = None
     deadline: float = 0.0
+    #: When the worker counts as stuck if it has said nothing since (heartbeats reset it).
+    quiet_deadline: float = 0.0
 
 
 class LocalPool:
     """The default executor: ``jobs`` worker processes on this machine."""
 
-    def __init__(self, jobs: int, *, match_limit_s: float | None = None) -> None:
+    def __init__(self, jobs: int, *, match_limit_s: float | None = None, silence_limit_s: float = SILENCE_LIMIT_S) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         self.jobs = jobs
         #: Seconds a match may take once its bots are up (default: from its settings).
         self.match_limit_s = match_limit_s
+        #: Seconds a worker playing a match may go without a word before it counts as stuck.
+        self.silence_limit_s = silence_limit_s
 
     def _spawn(self, ctx: Any) -> _Slot:
         mine, theirs = ctx.Pipe(duplex=True)
@@ -513,11 +532,12 @@ class LocalPool:
                         t = prepare(t) if prepare is not None else t
                         s.task = t
                         s.deadline = time.monotonic() + startup_limit_s()
+                        s.quiet_deadline = time.monotonic() + self.silence_limit_s
                         attempts[t.match.key] = attempts.get(t.match.key, 0) + 1
                         with contextlib.suppress(OSError):  # a dead worker: its sentinel says so below
                             s.conn.send(t)
                 busy = [s for s in slots if s.task is not None]
-                timeout = max(0.0, min(s.deadline for s in busy) - time.monotonic())
+                timeout = max(0.0, min(min(s.deadline, s.quiet_deadline) for s in busy) - time.monotonic())
                 ready = set(wait([s.conn for s in busy] + [s.process.sentinel for s in slots], timeout))
                 for i, s in enumerate(slots):
                     failure = ""
@@ -527,7 +547,10 @@ class LocalPool:
                         except (EOFError, OSError):
                             failure = f"a worker process died ({_exit_text(s.process)})"
                         else:
-                            if kind == "started":
+                            s.quiet_deadline = time.monotonic() + self.silence_limit_s
+                            if kind == "alive":
+                                pass
+                            elif kind == "started":
                                 s.deadline = time.monotonic() + (self.match_limit_s or _limit_of(s.task))
                             else:
                                 s.task = None
@@ -540,6 +563,8 @@ class LocalPool:
                         failure = f"a worker process died ({_exit_text(s.process)})"
                     elif s.task is not None and time.monotonic() >= s.deadline:
                         failure = "a worker did not finish the match in time (stopped or stuck); it was killed"
+                    elif s.task is not None and time.monotonic() >= s.quiet_deadline:
+                        failure = f"a worker said nothing for {self.silence_limit_s:g} s (stopped or stuck); it was killed"
                     if not failure:
                         continue
                     task = s.task

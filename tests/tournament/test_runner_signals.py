@@ -4,9 +4,12 @@ no process, and loses no finished match."""
 
 from __future__ import annotations
 
+import dataclasses
+import multiprocessing as mp
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 
 from referee.game import Rules
 from referee.timecontrol import TimeControl
-from referee.tournament.runner import match_limit_s, tmp_root_of
+from referee.tournament.runner import LocalPool, match_limit_s, run_pending, tmp_root_of
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 
@@ -175,3 +178,29 @@ def test_a_stopped_worker_is_killed_at_the_match_limit_and_its_match_played_agai
     assert "playing it again" in flat(out.read_text())
     assert wait_gone(workers) == []
     assert wait_no_process_in(folder) == [], processes_in(folder)
+
+
+def test_a_silent_worker_is_killed_long_before_the_match_limit(tmp_path: Path) -> None:
+    """Under the default rules a match's limit is hours; a worker that stops saying it is
+    alive (its heartbeat, from its event loop) is replaced after seconds instead."""
+    settings = dataclasses.replace(SHORT, rules=Rules(), games=2)
+    assert match_limit_s(settings) > 3600
+    folder = make_tournament(tmp_path / "t", settings, ["random", "greedy"])
+    stopped: list[int] = []
+
+    def stop_a_worker() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not stopped:
+            workers = [p.pid for p in mp.active_children() if p.pid is not None]
+            if workers and (folder / "running").is_dir() and any((folder / "running").glob("*.jsonl")):
+                os.kill(workers[0], signal.SIGSTOP)
+                stopped.append(workers[0])
+            time.sleep(0.02)
+
+    threading.Thread(target=stop_a_worker, daemon=True).start()
+    with TournamentStore.open(folder) as store:
+        report = run_pending(store, executor=LocalPool(2, silence_limit_s=3.0))
+        failures = store.infra_failures()
+    assert stopped and report.played == len(scheduled_keys(folder))
+    assert len(failures) == 1 and "said nothing for 3 s" in failures[0][1]
+    assert wait_gone(stopped) == []
