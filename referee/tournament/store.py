@@ -69,7 +69,7 @@ CREATE TABLE start_failures (    -- each bot's failures to start in a row
 
 
 #: Modes of what a tournament holds: its seed, the bots' files and the logs are secrets
-#: (DESIGN.md, "Untrusted bots"), readable by the referee's user alone.
+#: (README, "Security model"), readable by the referee's user alone.
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 
