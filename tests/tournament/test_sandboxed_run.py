@@ -71,7 +71,7 @@ def test_a_hostile_bot_in_a_real_tournament_finds_nothing(in_checkout: Path) -> 
     assert len(said) >= 4  # at least one report per match (at its first decision)
     for report in said:
         assert report["secrets"] == [] and report["parent"] == 1
-        assert all(v.startswith("failed") for k, v in report.items() if k.split()[0] in ("read", "write", "stop"))
+        assert all(v.startswith("failed") for k, v in report.items() if k.split()[0] in ("read", "stop"))
     assert not (t / "pwned").exists() and not (CHECKOUT / "pwned").exists()
     ok("replay", "--verify", t)
 

@@ -132,8 +132,14 @@ def breached(report: dict[str, Any]) -> list[str]:
     """The attacks in ``report`` that worked: a read that got bytes, a write, a signal to a
     process named on the command line, a connection, and logs found outside its own folder."""
     kinds = ("read", "write", "kill", "stop", "tcp")
+    # Its own scratch folder is its to write: in a sandbox, a path under it (say a checkout
+    # that lies in /tmp) lands in the sandbox's private copy, not on the machine.
+    scratch = os.environ.get("TMPDIR", "").rstrip("/") + "/"
     worked = [
-        k for k, v in report.items() if k.split()[0] in kinds and isinstance(v, str) and v.startswith("ok") and v != "ok: 0"
+        k
+        for k, v in report.items()
+        if k.split()[0] in kinds and isinstance(v, str) and v.startswith("ok") and v != "ok: 0"
+        and not (k.startswith("write ") and scratch != "/" and k[len("write ") :].startswith(scratch))
     ]
     own = report["cwd"].rstrip("/") + "/"
     return worked + [p for p in report.get("secrets", []) if not p.startswith(own)]
