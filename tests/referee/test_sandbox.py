@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots import LocalLauncher, close_bots, parse_bot_spec, start_bot, start_bots
 from referee.bots.sandbox import (
     SCRATCH,
@@ -32,6 +34,7 @@ from referee.bots.sandbox import (
     probe,
     sandboxed_command,
 )
+from referee.cli.app import app
 from referee.faults import BotStartError
 from referee.log import read_log
 from referee.match import MatchConfig, play_match
@@ -259,27 +262,26 @@ def test_scratch_is_private_writable_and_capped(tmp_path: Path) -> None:
     assert SCRATCH == "/tmp"
 
 
-def _cli(*args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if path is not None:
-        env["PATH"] = path
-    return subprocess.run([*THIRTYONE, *args], capture_output=True, text=True, env=env, timeout=120)
-
-
-def test_without_bubblewrap_match_warns_and_on_refuses(tmp_path: Path) -> None:
+def test_without_bubblewrap_match_warns_and_on_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where bwrap is missing: auto runs with a one-line warning that says how to enable the
     sandbox; on refuses; doctor says why and exits 1."""
-    no_bwrap = str(Path(sys.executable).parent)  # the venv's bin: python, no bwrap
-    log = str(tmp_path / "m.jsonl")
-    auto = _cli("match", "greedy", "random", "--seed", "1", "--log", log, "--rule", "max_rounds=1", path=no_bwrap)
-    assert auto.returncode == 0, auto.stderr
-    warning = [line for line in auto.stderr.splitlines() if "UNSANDBOXED" in line]
-    assert warning and "apt-get install bubblewrap" in auto.stderr
-    on = _cli("match", "greedy", "random", "--sandbox", "on", "--log", log, path=no_bwrap)
-    assert on.returncode == 2 and "bubblewrap (bwrap) is not installed" in " ".join(on.stderr.split())
-    doctor = _cli("doctor", path=no_bwrap)
-    assert doctor.returncode == 1 and "not installed" in doctor.stdout
-    assert _cli("doctor").returncode == 0
+    cli = CliRunner()
+    assert cli.invoke(app, ["doctor"]).exit_code == 0
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))  # python, and no bwrap
+    probe.cache_clear()
+    try:
+        log = str(tmp_path / "m.jsonl")
+        auto = cli.invoke(app, ["match", "greedy", "random", "--seed", "1", "--log", log, "--rule", "max_rounds=1"])
+        assert auto.exit_code == 0, auto.output
+        warning = [line for line in auto.stderr.splitlines() if "UNSANDBOXED" in line]
+        assert len(warning) == 1 and "apt-get install bubblewrap" in warning[0]
+        on = cli.invoke(app, ["match", "greedy", "random", "--sandbox", "on", "--log", log])
+        assert on.exit_code == 2 and "bubblewrap (bwrap) is not installed" in " ".join(on.stderr.split())
+        doctor = cli.invoke(app, ["doctor"])
+        assert doctor.exit_code == 1 and "not installed" in doctor.stdout
+    finally:
+        monkeypatch.undo()
+        probe.cache_clear()
 
 
 @pytest.mark.skipif(

@@ -132,7 +132,9 @@ def test_a_killed_run_leaves_temporary_folders_that_the_next_run_removes(base_to
     try:
         wait_for_matches(proc, folder, 1, out)
         family = descendants(proc.pid)
-        proc.send_signal(signal.SIGKILL)
+        # The whole group at once: a worker that outlived the runner for a moment would close
+        # its bots cleanly (its pipe says the runner is gone) and leave nothing to clean up.
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
