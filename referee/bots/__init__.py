@@ -21,7 +21,6 @@ from referee.bots.client import (
     start_bots,
 )
 from referee.bots.process import (
-    ADDRESS_ENV,
     STOP_GRACE_S,
     BotProcess,
     Launcher,
@@ -29,6 +28,7 @@ from referee.bots.process import (
     LocalLauncher,
     describe_exit,
 )
+from referee.bots.sandbox import ADDRESS_ENV
 from referee.bots.spec import BotSpec, SpecKind, parse_bot_spec, sample_bot_names
 
 __all__ = [

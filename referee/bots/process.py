@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -48,6 +49,7 @@ from typing import BinaryIO, Protocol
 
 from referee.bots import watchdog
 from referee.bots.sandbox import (
+    ADDRESS_ENV,
     BotCgroup,
     SandboxConfig,
     join_cgroups_command,
@@ -57,8 +59,6 @@ from referee.bots.sandbox import (
 from referee.bots.spec import BotSpec
 from referee.faults import BotStartError
 
-#: The environment variable that tells a bot where to serve.
-ADDRESS_ENV = "THIRTYONE_BOT_ADDRESS"
 #: How much of a bot's latest output the referee keeps, in bytes.
 OUTPUT_TAIL_BYTES = 16 * 1024
 #: Default time a stopped bot gets between SIGTERM and SIGKILL, in seconds.
@@ -384,7 +384,10 @@ class LocalLauncher:
                 cwd=work,
                 files=folders,
                 socket_dir=tmpdir,
-                config=self.sandbox,
+                # Variables the caller gives the launcher are named explicitly, like --bot-env's.
+                config=dataclasses.replace(
+                    self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in self._extra_env.items()))
+                ),
                 bwrap=status.bwrap,
                 address=address,
             )

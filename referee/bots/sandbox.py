@@ -47,8 +47,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: The environment variable that tells a bot where to serve (also in process.py).
-_ADDRESS_ENV = "THIRTYONE_BOT_ADDRESS"
+#: The environment variable that tells a bot where to serve.
+ADDRESS_ENV = "THIRTYONE_BOT_ADDRESS"
 #: Where a bot's scratch folder is, inside its sandbox.
 SCRATCH = "/tmp"
 #: The uid and gid a bot runs as inside its sandbox (``nobody``): not 0, so bwrap drops
@@ -329,7 +329,7 @@ def sandboxed_command(
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     if address:
-        env[_ADDRESS_ENV] = address
+        env[ADDRESS_ENV] = address
     for entry in config.env:
         name, eq, value = entry.partition("=")
         if eq:

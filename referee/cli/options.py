@@ -55,4 +55,8 @@ BotEnvOpt = Annotated[
 def bot_limits(memory_mb: int, processes: int, base: BotLimits | None = None) -> BotLimits:
     """Limits from the command line's options on top of ``base``; ValueError names a bad one."""
     base = base or BotLimits()
-    return replace(base, memory_mb=memory_mb, processes=processes)
+    try:
+        return replace(base, memory_mb=memory_mb, processes=processes)
+    except ValueError as e:
+        # The option as the user typed it, not the field's name.
+        raise ValueError(str(e).replace("limit memory_mb", "--memory-mb").replace("limit processes", "--max-processes")) from None

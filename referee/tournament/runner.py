@@ -51,7 +51,6 @@ from referee.tournament.store import BotEntry, MatchRow, TournamentStore, now
 
 if TYPE_CHECKING:
     from referee.bots import BotHandle
-    from referee.bots.process import LocalLauncher
 
 #: Seconds a worker waits for its bots to start.
 STARTUP_TIMEOUT_S = 15.0
@@ -327,8 +326,6 @@ def _watch_parent(parent: int) -> None:
 
 def _launcher_for(task: MatchTask) -> LocalLauncher:
     """The launcher of a task's bots: the one place where how bots are run is decided."""
-    from referee.bots.process import LocalLauncher
-
     return LocalLauncher(tmp_root=task.tmp_root, sandbox=task.sandbox)
 
 

@@ -24,6 +24,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import referee.cli.commands  # noqa: F401  (registers the commands)
+from referee.bots.sandbox import probe
 from referee.cli.app import app
 from referee.tournament.schedule import build_schedule
 from referee.tournament.settings import TournamentSettings
@@ -32,9 +33,14 @@ from referee.tournament.submit import submit
 
 SAMPLES = ("random", "greedy", "threshold")
 
+#: The sandbox of the test tournaments: on wherever the machine can sandbox (CI installs
+#: bubblewrap), off elsewhere, so that what is not about the sandbox is still tested there
+#: (the sandbox's own tests skip with the reason; the report header says which it is).
+SANDBOX = "auto" if probe().available else "off"
+
 #: The settings of the session's base tournament: 3 pairs x 6 deals x 2 rotations = 36 matches,
 #: enough for a run to be caught well before its last match.
-BASE_SETTINGS = TournamentSettings(table_size=2, games=6, seed=20260531)
+BASE_SETTINGS = TournamentSettings(table_size=2, games=6, seed=20260531, sandbox=SANDBOX)
 
 #: A bot written with the SDK, as a user would write one: the first legal action, except that
 #: it discards its worst card after drawing.
@@ -285,7 +291,7 @@ def reference_run(base_tournament: Path, tmp_path_factory: pytest.TempPathFactor
 @pytest.fixture(scope="session")
 def one_bot_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tournament (tables of 2, 1 deal) holding only the random bot. Copy it before use."""
-    return make_tournament(tmp_path_factory.mktemp("one") / "t", TournamentSettings(table_size=2, games=1, seed=1), ["random"])
+    return make_tournament(tmp_path_factory.mktemp("one") / "t", TournamentSettings(table_size=2, games=1, seed=1, sandbox=SANDBOX), ["random"])
 
 
 def _state(folder: Path) -> tuple[dict[str, str], list[str] | None]:

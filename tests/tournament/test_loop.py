@@ -17,7 +17,7 @@ import pytest
 from referee.log import read_log
 from referee.tournament.store import TournamentStore
 
-from .conftest import SAMPLES, SDK_BOT, fails, flat, ok, stored_matches
+from .conftest import SAMPLES, SANDBOX, SDK_BOT, fails, flat, ok, stored_matches
 
 CSV_HEADER = (
     "rank,bot,rating_mu,rating_sigma,rating_ordinal,matches,wins,win_rate,win_rate_low95,win_rate_high95,"
@@ -77,7 +77,7 @@ def test_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     work.mkdir()
     monkeypatch.chdir(work)  # where the user submits from; removed before the run
 
-    created = ok("tournament", "new", folder, "--table-size", "3", "--games", "1", "--seed", "77")
+    created = ok("tournament", "new", folder, "--table-size", "3", "--games", "1", "--seed", "77", "--sandbox", SANDBOX)
     assert "created tournament" in created.stdout and "3 seats/table · 1 deals/table" in flat(created.stdout)
     assert sorted(p.name for p in folder.iterdir()) == ["bots", "logs", "tournament.db"]
 

@@ -13,7 +13,16 @@ from referee.game import Rules
 from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
 
-from .conftest import cli, db_dump, flat, make_tournament, ok, scheduled_keys, stored_matches
+from .conftest import (
+    SANDBOX,
+    cli,
+    db_dump,
+    flat,
+    make_tournament,
+    ok,
+    scheduled_keys,
+    stored_matches,
+)
 
 SMALL = TournamentSettings(
     table_size=2,
@@ -21,6 +30,7 @@ SMALL = TournamentSettings(
     seed=3,
     rules=Rules(max_rounds=2, max_turns_per_round=20),
     time_control=TimeControl(budget_ms=100, bank_ms=200, grace_ms=50),
+    sandbox=SANDBOX,
 )
 
 

@@ -11,7 +11,7 @@ from referee.tournament.store import TournamentStore
 from referee.tournament.submit import submit
 
 from ..referee.conftest import hostile
-from .conftest import fails, ok, stored_matches
+from .conftest import SANDBOX, fails, ok, stored_matches
 from .test_runner_broken_bots import add_command_bot
 
 CONFIG = """\
@@ -55,7 +55,7 @@ def test_one_start_failure_disqualifies_when_the_setting_says_so(tmp_path: Path)
     config = tmp_path / "league.toml"
     config.write_text(CONFIG)
     folder = tmp_path / "t"
-    ok("tournament", "new", folder, "--config", config)
+    ok("tournament", "new", folder, "--config", config, "--sandbox", SANDBOX)
     with TournamentStore.open(folder) as store:
         assert store.settings.max_start_failures == 1
         submit(store, "random", cwd=folder)

@@ -4,6 +4,7 @@ no process, and loses no finished match."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing as mp
 import os
@@ -22,6 +23,7 @@ from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 
 from .conftest import (
+    SANDBOX,
     copy_tournament,
     descendants,
     done_count,
@@ -64,6 +66,7 @@ MANY = TournamentSettings(
     seed=5,
     rules=Rules(max_rounds=2, max_turns_per_round=30),
     time_control=TimeControl(budget_ms=100, bank_ms=200, grace_ms=50),
+    sandbox=SANDBOX,
 )
 
 
@@ -136,6 +139,11 @@ def test_a_killed_run_leaves_temporary_folders_that_the_next_run_removes(base_to
         # its bots cleanly (its pipe says the runner is gone) and leave nothing to clean up.
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+        # Unsandboxed bots lead sessions of their own and outlive a group kill (that their
+        # watchdog dies too is why tournaments sandbox them); end them the same hard way.
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -154,6 +162,7 @@ SHORT = TournamentSettings(
     seed=11,
     rules=Rules(max_rounds=1, max_turns_per_round=8),
     time_control=TimeControl(budget_ms=30, bank_ms=60, grace_ms=30),
+    sandbox=SANDBOX,
 )
 
 
@@ -176,7 +185,7 @@ def test_a_stopped_worker_is_killed_at_the_match_limit_and_its_match_played_agai
     assert done_count(folder) == total
     with TournamentStore.open(folder) as store:
         failures = store.infra_failures()
-    assert len(failures) == 1 and "did not finish the match in time" in failures[0][1]
+    assert len(failures) == 1 and "(stopped or stuck); it was killed" in failures[0][1]
     assert "playing it again" in flat(out.read_text())
     assert wait_gone(workers) == []
     assert wait_no_process_in(folder) == [], processes_in(folder)

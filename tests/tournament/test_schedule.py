@@ -17,7 +17,7 @@ from referee.tournament.schedule import ScheduledMatch, build_schedule, deal_see
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import BotEntry, TournamentStore, now
 
-from .conftest import SAMPLES, ok, stored_matches
+from .conftest import SAMPLES, SANDBOX, ok, stored_matches
 
 BOTS = ["delta", "alpha", "echo", "charlie", "bravo"]
 
@@ -79,7 +79,7 @@ def test_too_few_bots_is_an_empty_schedule_and_bad_sizes_are_refused() -> None:
 
 def test_stored_matches_and_their_logs_rotate_the_same_deals(tmp_path: Path) -> None:
     folder = tmp_path / "t"
-    with TournamentStore.create(folder, TournamentSettings(table_size=3, games=2, seed=99)) as store:
+    with TournamentStore.create(folder, TournamentSettings(table_size=3, games=2, seed=99, sandbox=SANDBOX)) as store:
         # Recorded without a validation match: this test is about the schedule (submission
         # is tested through the command line elsewhere).
         for name in SAMPLES:

@@ -109,7 +109,7 @@ def test_an_incomplete_tournament_says_how_far_it_is_and_keeps_its_seed_back(pla
 
 def test_a_tournament_short_of_bots_is_not_complete_and_hides_its_seed(tmp_path: Path) -> None:
     # Nothing scheduled yet (one bot, tables of two): not "all 0 matches played".
-    settings = TournamentSettings(table_size=2, games=1, seed=987654321)
+    settings = TournamentSettings(table_size=2, games=1, seed=987654321)  # nothing runs
     with TournamentStore.create(tmp_path / "t", settings) as store:
         store.add_bot(entry("random", "sample", "random"))
     data = json.loads(ok("standings", tmp_path / "t", "--json").stdout)

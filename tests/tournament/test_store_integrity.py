@@ -25,7 +25,7 @@ from referee.log import LogWriter
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import DB_NAME, StoreError, TournamentStore
 
-from .conftest import fails, left_as_is, ok
+from .conftest import SANDBOX, fails, left_as_is, ok
 from .faulty import copy_of, entry, faulty_played
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ def test_a_new_tournament_is_private_to_its_owner(tmp_path: Path) -> None:
         empty = tmp_path / "empty"
         empty.mkdir(mode=0o755)
         for f in (folder, empty):
-            with TournamentStore.create(f, TournamentSettings(seed=5)) as store:
+            with TournamentStore.create(f, TournamentSettings(seed=5, sandbox=SANDBOX)) as store:
                 store.add_bot(entry("random", "sample", "random"))
                 # While it is open, SQLite's -wal and -shm files exist: they hold the same secrets.
                 wal, shm = f / f"{DB_NAME}-wal", f / f"{DB_NAME}-shm"
