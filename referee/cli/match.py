@@ -128,17 +128,17 @@ def match_command(
     the_seed = new_seed() if seed is None else seed
     the_id = match_id or new_match_id()
     path = _log_path(log, the_id)
-    existed = path.exists()
-    _check_writable(path)
-    try:
+    try:  # before the log is touched: a refused match leaves no file behind
         limits = bot_limits(memory_mb, max_processes)
-        # The log exists from here on; a bot whose folder holds it sees an empty file instead.
+        # The log exists before any bot starts; a bot whose folder holds it sees an empty file.
         wanted = SandboxConfig(limits=limits, hidden=(str(path),), env=check_env_entries(bot_env or []))
         sandbox_config, warning = choose_sandbox(sandbox, wanted)
     except (ValueError, SandboxError) as e:
         _fail(str(e))
     if warning:
         err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)
+    existed = path.exists()
+    _check_writable(path)
 
     def drop_empty_log() -> bool:
         # A match that never started (a bot failed to start, Ctrl-C meanwhile) leaves no

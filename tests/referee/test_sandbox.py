@@ -150,7 +150,10 @@ def test_every_attack_fails_and_the_match_finishes(tournament_in_checkout: Path,
         worked = {k: v for k, v in attempts.items() if not v.startswith("failed")}
         assert worked == {}, worked
         assert report["parent"] == 1  # the sandbox's own reaper, not the referee
-        assert report["secrets"] == []
+        # Logs it may find are its own folder's (a developer's stray match logs in the checkout);
+        # nothing of the tournament's, nothing anywhere else.
+        own = [p for p in report["secrets"] if p.startswith(f"{CHECKOUT}/") and not p.startswith(f"{folder}/")]
+        assert report["secrets"] == own
         # Only its own sandbox: bubblewrap's reaper, the bot, its orphan (and nothing of ours).
         assert all("pytest" not in p and "greedy" not in p for p in report["processes"]), report["processes"]
         assert len(report["processes"]) <= 3, report["processes"]
@@ -275,8 +278,10 @@ def test_without_bubblewrap_match_warns_and_on_refuses(tmp_path: Path, monkeypat
         assert auto.exit_code == 0, auto.output
         warning = [line for line in auto.stderr.splitlines() if "UNSANDBOXED" in line]
         assert len(warning) == 1 and "apt-get install bubblewrap" in warning[0]
-        on = cli.invoke(app, ["match", "greedy", "random", "--sandbox", "on", "--log", log])
+        refused_log = tmp_path / "refused.jsonl"
+        on = cli.invoke(app, ["match", "greedy", "random", "--sandbox", "on", "--log", str(refused_log)])
         assert on.exit_code == 2 and "bubblewrap (bwrap) is not installed" in " ".join(on.stderr.split())
+        assert not refused_log.exists()  # a refused match leaves no log
         doctor = cli.invoke(app, ["doctor"])
         assert doctor.exit_code == 1 and "not installed" in doctor.stdout
     finally:
