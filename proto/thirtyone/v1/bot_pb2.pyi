@@ -243,6 +243,7 @@ class MatchEnd(_message.Message):
     PLACING_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Identifier of the match (as in MatchStart)."""
     placing: _builtins.int
@@ -259,6 +260,12 @@ class MatchEnd(_message.Message):
     def faults(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Fault]:
         """Every fault of this seat in the match, in order."""
 
+    @_builtins.property
+    def chips(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """`scoring = POT` (RULES.md §11.5): net chips of every seat at the end of the match,
+        indexed by seat; may be negative. The placings follow from them. Empty under LIVES.
+        """
+
     def __init__(
         self,
         *,
@@ -267,10 +274,11 @@ class MatchEnd(_message.Message):
         placing: _builtins.int = ...,
         reason: _game_pb2.MatchEndReason.ValueType = ...,
         faults: _abc.Iterable[_game_pb2.Fault] | None = ...,
+        chips: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "match_id", b"match_id", "placing", b"placing", "placings", b"placings", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chips", b"chips", "faults", b"faults", "match_id", b"match_id", "placing", b"placing", "placings", b"placings", "reason", b"reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -61,6 +61,28 @@ class _ActionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionKind
     """Pass, only when the turn starts with an empty stock under `empty_stock = SHOWDOWN`.
     A pass ends the round at once with a showdown.
     """
+    ACTION_KIND_SWAP_UPCARD: _ActionKind.ValueType  # 6
+    """Dealer's option (`dealer_option`, §11.1), phase DEALER_OPTION only: the hand card
+    `Action.card` goes face up as the new up-card and the old up-card goes into the
+    dealer's hand, both in public. In that phase the other choice is PASS, which there
+    means "keep my hand" and ends nothing. Not a turn. A swap that leaves the dealer at 31
+    is a blitz.
+    """
+    ACTION_KIND_CALL: _ActionKind.ValueType  # 7
+    """Knock under the gun (`under_the_gun`, §11.2), on the round's very first turn only: the
+    round ends at once with a showdown, and the caller is scored as the knocker. Allowed
+    whatever `knock_ban` and `min_knock` say. Takes no card.
+    """
+    ACTION_KIND_SWAP_HAND: _ActionKind.ValueType  # 8
+    """Take the dummy (`dummy`, §11.3), at the start of a turn while the dummy is face down:
+    its three cards become the hand and the old hand is laid face up, out of play for the
+    rest of the round. The whole turn (no draw, no discard). Takes no card.
+    """
+    ACTION_KIND_SWAP_WIDOW: _ActionKind.ValueType  # 9
+    """Swap with the widow (`draw = WIDOW`, §11.4), at the start of a turn: the hand card
+    `Action.card` and the widow card `Action.widow_card` change places, in public. The
+    whole turn. A swap that leaves the player at 31 is a blitz.
+    """
 
 class ActionKind(_ActionKind, metaclass=_ActionKindEnumTypeWrapper):
     """The kinds of action (RULES.md §5, §6)."""
@@ -81,7 +103,85 @@ ACTION_KIND_PASS: ActionKind.ValueType  # 5
 """Pass, only when the turn starts with an empty stock under `empty_stock = SHOWDOWN`.
 A pass ends the round at once with a showdown.
 """
+ACTION_KIND_SWAP_UPCARD: ActionKind.ValueType  # 6
+"""Dealer's option (`dealer_option`, §11.1), phase DEALER_OPTION only: the hand card
+`Action.card` goes face up as the new up-card and the old up-card goes into the
+dealer's hand, both in public. In that phase the other choice is PASS, which there
+means "keep my hand" and ends nothing. Not a turn. A swap that leaves the dealer at 31
+is a blitz.
+"""
+ACTION_KIND_CALL: ActionKind.ValueType  # 7
+"""Knock under the gun (`under_the_gun`, §11.2), on the round's very first turn only: the
+round ends at once with a showdown, and the caller is scored as the knocker. Allowed
+whatever `knock_ban` and `min_knock` say. Takes no card.
+"""
+ACTION_KIND_SWAP_HAND: ActionKind.ValueType  # 8
+"""Take the dummy (`dummy`, §11.3), at the start of a turn while the dummy is face down:
+its three cards become the hand and the old hand is laid face up, out of play for the
+rest of the round. The whole turn (no draw, no discard). Takes no card.
+"""
+ACTION_KIND_SWAP_WIDOW: ActionKind.ValueType  # 9
+"""Swap with the widow (`draw = WIDOW`, §11.4), at the start of a turn: the hand card
+`Action.card` and the widow card `Action.widow_card` change places, in public. The
+whole turn. A swap that leaves the player at 31 is a blitz.
+"""
 Global___ActionKind: _TypeAlias = ActionKind  # noqa: Y015
+
+class _Draw:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DrawEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Draw.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRAW_UNSPECIFIED: _Draw.ValueType  # 0
+    """Not set; never sent by the referee (an older log: read as STOCK)."""
+    DRAW_STOCK: _Draw.ValueType  # 1
+    """"stock": the stock and the discard pile, with an up-card (§3-§6)."""
+    DRAW_WIDOW: _Draw.ValueType  # 2
+    """"widow": three cards face up in the middle, no stock and no discard pile; a turn is
+    KNOCK or SWAP_WIDOW (§11.4).
+    """
+
+class Draw(_Draw, metaclass=_DrawEnumTypeWrapper):
+    """Where players get cards from (option `draw`, §11.4)."""
+
+DRAW_UNSPECIFIED: Draw.ValueType  # 0
+"""Not set; never sent by the referee (an older log: read as STOCK)."""
+DRAW_STOCK: Draw.ValueType  # 1
+""""stock": the stock and the discard pile, with an up-card (§3-§6)."""
+DRAW_WIDOW: Draw.ValueType  # 2
+""""widow": three cards face up in the middle, no stock and no discard pile; a turn is
+KNOCK or SWAP_WIDOW (§11.4).
+"""
+Global___Draw: _TypeAlias = Draw  # noqa: Y015
+
+class _Scoring:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ScoringEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Scoring.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SCORING_UNSPECIFIED: _Scoring.ValueType  # 0
+    """Not set; never sent by the referee (an older log: read as LIVES)."""
+    SCORING_LIVES: _Scoring.ValueType  # 1
+    """"lives": losers of a round lose lives; the last player standing wins (§7-§8)."""
+    SCORING_POT: _Scoring.ValueType  # 2
+    """"pot": every round each player still in antes into a pot that the round's winner
+    takes; after `pot_rounds` rounds placings go by net chips (§11.5).
+    """
+
+class Scoring(_Scoring, metaclass=_ScoringEnumTypeWrapper):
+    """How a match is scored (option `scoring`, §11.5)."""
+
+SCORING_UNSPECIFIED: Scoring.ValueType  # 0
+"""Not set; never sent by the referee (an older log: read as LIVES)."""
+SCORING_LIVES: Scoring.ValueType  # 1
+""""lives": losers of a round lose lives; the last player standing wins (§7-§8)."""
+SCORING_POT: Scoring.ValueType  # 2
+""""pot": every round each player still in antes into a pot that the round's winner
+takes; after `pot_rounds` rounds placings go by net chips (§11.5).
+"""
+Global___Scoring: _TypeAlias = Scoring  # noqa: Y015
 
 class _ThreeOfAKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -211,6 +311,38 @@ KNOCKER_TIED_SINGLE: KnockerTied.ValueType  # 3
 """"single": 1 life, like the others at the lowest value."""
 Global___KnockerTied: _TypeAlias = KnockerTied  # noqa: Y015
 
+class _DummyState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DummyStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DummyState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DUMMY_STATE_UNSPECIFIED: _DummyState.ValueType  # 0
+    """Not set; never sent by the referee."""
+    DUMMY_STATE_NONE: _DummyState.ValueType  # 1
+    """No dummy is dealt (`rules.dummy` is false)."""
+    DUMMY_STATE_FACE_DOWN: _DummyState.ValueType  # 2
+    """The dummy lies face down: a player may SWAP_HAND at the start of a turn."""
+    DUMMY_STATE_TAKEN: _DummyState.ValueType  # 3
+    """A player took the dummy this round (`dummy_taker`); their old hand lies face up
+    (`dead_hand`). No more SWAP_HAND this round.
+    """
+
+class DummyState(_DummyState, metaclass=_DummyStateEnumTypeWrapper):
+    """The state of the dummy hand (`dummy`, §11.3)."""
+
+DUMMY_STATE_UNSPECIFIED: DummyState.ValueType  # 0
+"""Not set; never sent by the referee."""
+DUMMY_STATE_NONE: DummyState.ValueType  # 1
+"""No dummy is dealt (`rules.dummy` is false)."""
+DUMMY_STATE_FACE_DOWN: DummyState.ValueType  # 2
+"""The dummy lies face down: a player may SWAP_HAND at the start of a turn."""
+DUMMY_STATE_TAKEN: DummyState.ValueType  # 3
+"""A player took the dummy this round (`dummy_taker`); their old hand lies face up
+(`dead_hand`). No more SWAP_HAND this round.
+"""
+Global___DummyState: _TypeAlias = DummyState  # noqa: Y015
+
 class _Phase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -223,6 +355,12 @@ class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Phase.ValueType
     """Start of a turn: choose KNOCK, DRAW_STOCK, DRAW_DISCARD or PASS."""
     PHASE_DISCARD: _Phase.ValueType  # 2
     """After a draw: choose the card to DISCARD."""
+    PHASE_DEALER_OPTION: _Phase.ValueType  # 3
+    """The dealer's option (`dealer_option`, §11.1): after the deal and the natural-31 check,
+    before the round's first turn, the dealer chooses SWAP_UPCARD (one per hand card) or
+    PASS (keep the hand). The hand has 3 cards, the up-card is the top of
+    `discard_pile`, and `turn` is 0: this decision is not a turn.
+    """
 
 class Phase(_Phase, metaclass=_PhaseEnumTypeWrapper):
     """Which decision of a turn is asked for."""
@@ -233,6 +371,12 @@ PHASE_TURN_START: Phase.ValueType  # 1
 """Start of a turn: choose KNOCK, DRAW_STOCK, DRAW_DISCARD or PASS."""
 PHASE_DISCARD: Phase.ValueType  # 2
 """After a draw: choose the card to DISCARD."""
+PHASE_DEALER_OPTION: Phase.ValueType  # 3
+"""The dealer's option (`dealer_option`, §11.1): after the deal and the natural-31 check,
+before the round's first turn, the dealer chooses SWAP_UPCARD (one per hand card) or
+PASS (keep the hand). The hand has 3 cards, the up-card is the top of
+`discard_pile`, and `turn` is 0: this decision is not a turn.
+"""
 Global___Phase: _TypeAlias = Phase  # noqa: Y015
 
 class _Pile:
@@ -281,6 +425,30 @@ class _PublicEventKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Publi
     """The discard pile except its top card was shuffled into a new stock of `stock_size`."""
     PUBLIC_EVENT_KIND_FORFEIT: _PublicEventKind.ValueType  # 7
     """`seat` left the match for faults; it takes no further part."""
+    PUBLIC_EVENT_KIND_SWAP_UPCARD: _PublicEventKind.ValueType  # 8
+    """The dealer `seat` put `card` face up as the new up-card and took the old up-card
+    `taken_card` into its hand (dealer's option, §11.1).
+    """
+    PUBLIC_EVENT_KIND_DEALER_PASS: _PublicEventKind.ValueType  # 9
+    """The dealer `seat` kept its hand (dealer's option, §11.1: the action PASS in phase
+    DEALER_OPTION). Not the empty-stock PASS; the round goes on.
+    """
+    PUBLIC_EVENT_KIND_CALL: _PublicEventKind.ValueType  # 10
+    """`seat` called under the gun (§11.2): the round ends at once with a showdown."""
+    PUBLIC_EVENT_KIND_SWAP_HAND: _PublicEventKind.ValueType  # 11
+    """`seat` took the face-down dummy as its hand and laid its old hand, `face_up_cards`,
+    face up (§11.3).
+    """
+    PUBLIC_EVENT_KIND_SWAP_WIDOW: _PublicEventKind.ValueType  # 12
+    """`seat` gave `card` to the widow and took the widow card `taken_card` (§11.4)."""
+    PUBLIC_EVENT_KIND_ANTE: _PublicEventKind.ValueType  # 13
+    """`seat` paid `chips` into the pot at the deal (`scoring = POT`, §11.5). A round's antes
+    come first in its history, in seat order, before the dealer's option and the first turn.
+    """
+    PUBLIC_EVENT_KIND_POT_WON: _PublicEventKind.ValueType  # 14
+    """`seat` won `chips` from the pot at the end of the round (`scoring = POT`, §11.5); one
+    event per winner of a shared pot.
+    """
 
 class PublicEventKind(_PublicEventKind, metaclass=_PublicEventKindEnumTypeWrapper):
     """The kinds of public event."""
@@ -301,6 +469,30 @@ PUBLIC_EVENT_KIND_RESTOCK: PublicEventKind.ValueType  # 6
 """The discard pile except its top card was shuffled into a new stock of `stock_size`."""
 PUBLIC_EVENT_KIND_FORFEIT: PublicEventKind.ValueType  # 7
 """`seat` left the match for faults; it takes no further part."""
+PUBLIC_EVENT_KIND_SWAP_UPCARD: PublicEventKind.ValueType  # 8
+"""The dealer `seat` put `card` face up as the new up-card and took the old up-card
+`taken_card` into its hand (dealer's option, §11.1).
+"""
+PUBLIC_EVENT_KIND_DEALER_PASS: PublicEventKind.ValueType  # 9
+"""The dealer `seat` kept its hand (dealer's option, §11.1: the action PASS in phase
+DEALER_OPTION). Not the empty-stock PASS; the round goes on.
+"""
+PUBLIC_EVENT_KIND_CALL: PublicEventKind.ValueType  # 10
+"""`seat` called under the gun (§11.2): the round ends at once with a showdown."""
+PUBLIC_EVENT_KIND_SWAP_HAND: PublicEventKind.ValueType  # 11
+"""`seat` took the face-down dummy as its hand and laid its old hand, `face_up_cards`,
+face up (§11.3).
+"""
+PUBLIC_EVENT_KIND_SWAP_WIDOW: PublicEventKind.ValueType  # 12
+"""`seat` gave `card` to the widow and took the widow card `taken_card` (§11.4)."""
+PUBLIC_EVENT_KIND_ANTE: PublicEventKind.ValueType  # 13
+"""`seat` paid `chips` into the pot at the deal (`scoring = POT`, §11.5). A round's antes
+come first in its history, in seat order, before the dealer's option and the first turn.
+"""
+PUBLIC_EVENT_KIND_POT_WON: PublicEventKind.ValueType  # 14
+"""`seat` won `chips` from the pot at the end of the round (`scoring = POT`, §11.5); one
+event per winner of a shared pot.
+"""
 Global___PublicEventKind: _TypeAlias = PublicEventKind  # noqa: Y015
 
 class _FaultKind:
@@ -355,6 +547,11 @@ class _MatchEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchE
     """The referee stopped the match (e.g. interrupted by its operator, or an internal
     error). Placings are those at the moment of the stop.
     """
+    MATCH_END_REASON_POT_ROUNDS: _MatchEndReason.ValueType  # 4
+    """`scoring = POT`: all the match's rounds were played (§11.5). Placings go by net chips,
+    equal chips sharing a placing; the winner is the single seat placed 1, else there is
+    none. (A pot match that forfeits leave with one seat ends LAST_PLAYER_STANDING.)
+    """
 
 class MatchEndReason(_MatchEndReason, metaclass=_MatchEndReasonEnumTypeWrapper):
     """Why a match ended."""
@@ -369,6 +566,11 @@ MATCH_END_REASON_ABORTED: MatchEndReason.ValueType  # 3
 """The referee stopped the match (e.g. interrupted by its operator, or an internal
 error). Placings are those at the moment of the stop.
 """
+MATCH_END_REASON_POT_ROUNDS: MatchEndReason.ValueType  # 4
+"""`scoring = POT`: all the match's rounds were played (§11.5). Placings go by net chips,
+equal chips sharing a placing; the winner is the single seat placed 1, else there is
+none. (A pot match that forfeits leave with one seat ends LAST_PLAYER_STANDING.)
+"""
 Global___MatchEndReason: _TypeAlias = MatchEndReason  # noqa: Y015
 
 @_typing.final
@@ -382,19 +584,25 @@ class Action(_message.Message):
 
     KIND_FIELD_NUMBER: _builtins.int
     CARD_FIELD_NUMBER: _builtins.int
+    WIDOW_CARD_FIELD_NUMBER: _builtins.int
     kind: Global___ActionKind.ValueType
     """Which action."""
     card: _builtins.str
     """The card to discard, e.g. "Td". Set for DISCARD only; empty for every other kind."""
+    widow_card: _builtins.str
+    """SWAP_WIDOW only: the widow card taken into the hand, e.g. "Qs" (`card` names the hand
+    card given to the widow in its place). Empty for every other kind.
+    """
     def __init__(
         self,
         *,
         kind: Global___ActionKind.ValueType = ...,
         card: _builtins.str = ...,
+        widow_card: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "widow_card", b"widow_card"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -424,6 +632,13 @@ class Rules(_message.Message):
     LIVES_FIELD_NUMBER: _builtins.int
     BUS_FIELD_NUMBER: _builtins.int
     MAX_ROUNDS_FIELD_NUMBER: _builtins.int
+    DEALER_OPTION_FIELD_NUMBER: _builtins.int
+    UNDER_THE_GUN_FIELD_NUMBER: _builtins.int
+    DUMMY_FIELD_NUMBER: _builtins.int
+    DRAW_FIELD_NUMBER: _builtins.int
+    SCORING_FIELD_NUMBER: _builtins.int
+    POT_ROUNDS_FIELD_NUMBER: _builtins.int
+    ANTE_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     """Name of the preset these rules started from ("standard", "pagat", "family").
     Informational only: the options below are authoritative and may differ from it.
@@ -458,6 +673,34 @@ class Rules(_message.Message):
     """Whether a player at 0 tokens is still in ("on the bus") until the next loss (§8)."""
     max_rounds: _builtins.int
     """The match stops with no winner after this many rounds (§8)."""
+    dealer_option: _builtins.bool
+    """Whether the dealer may swap a hand card for the up-card before the first turn
+    (§11.1; phase DEALER_OPTION). Never true with `draw = WIDOW`.
+    """
+    under_the_gun: _builtins.bool
+    """Whether the first player of a round may CALL on the round's very first turn (§11.2)."""
+    dummy: _builtins.bool
+    """Whether a dummy hand is dealt that a player may take with SWAP_HAND (§11.3). Never
+    true with `draw = WIDOW`.
+    """
+    draw: Global___Draw.ValueType
+    """Where players get cards from (option `draw`, §11.4). UNSPECIFIED only in a message
+    written before this field existed (an older log): read it as STOCK.
+    """
+    scoring: Global___Scoring.ValueType
+    """How a match is scored (option `scoring`, §11.5). UNSPECIFIED only in a message
+    written before this field existed (an older log): read it as LIVES.
+    """
+    pot_rounds: _builtins.int
+    """Under `scoring = POT`: the number of rounds of the match; 0 means three times the
+    number of seats (§11.5). Sent, and unused, under LIVES. Observation.rounds_in_match
+    gives the resolved number.
+    """
+    ante: _builtins.int
+    """Under `scoring = POT`: the chips every player still in pays into the pot at the start
+    of each round, 1 to 100 (§11.5). Sent, and unused, under LIVES. 0 only in a message
+    written before this field existed (an older log, always under LIVES).
+    """
     def __init__(
         self,
         *,
@@ -476,10 +719,17 @@ class Rules(_message.Message):
         lives: _builtins.int = ...,
         bus: _builtins.bool = ...,
         max_rounds: _builtins.int = ...,
+        dealer_option: _builtins.bool = ...,
+        under_the_gun: _builtins.bool = ...,
+        dummy: _builtins.bool = ...,
+        draw: Global___Draw.ValueType = ...,
+        scoring: Global___Scoring.ValueType = ...,
+        pot_rounds: _builtins.int = ...,
+        ante: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces", "three_aces", b"three_aces"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces", "blitz", b"blitz", "bus", b"bus", "empty_stock", b"empty_stock", "flush_may_knock", b"flush_may_knock", "knock_ban", b"knock_ban", "knocker_alone_loss", b"knocker_alone_loss", "knocker_tied", b"knocker_tied", "lives", b"lives", "max_rounds", b"max_rounds", "max_turns_per_round", b"max_turns_per_round", "min_knock", b"min_knock", "preset", b"preset", "simultaneous_31_loss", b"simultaneous_31_loss", "three_aces", b"three_aces", "three_of_a_kind", b"three_of_a_kind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces", "ante", b"ante", "blitz", b"blitz", "bus", b"bus", "dealer_option", b"dealer_option", "draw", b"draw", "dummy", b"dummy", "empty_stock", b"empty_stock", "flush_may_knock", b"flush_may_knock", "knock_ban", b"knock_ban", "knocker_alone_loss", b"knocker_alone_loss", "knocker_tied", b"knocker_tied", "lives", b"lives", "max_rounds", b"max_rounds", "max_turns_per_round", b"max_turns_per_round", "min_knock", b"min_knock", "pot_rounds", b"pot_rounds", "preset", b"preset", "scoring", b"scoring", "simultaneous_31_loss", b"simultaneous_31_loss", "three_aces", b"three_aces", "three_of_a_kind", b"three_of_a_kind", "under_the_gun", b"under_the_gun"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__three_aces: _TypeAlias = _typing.Literal["three_aces"]  # noqa: Y015
     _WhichOneofArgType__three_aces: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces"]  # noqa: Y015
@@ -549,6 +799,13 @@ class Observation(_message.Message):
     TURNS_LEFT_AFTER_KNOCK_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
+    WIDOW_FIELD_NUMBER: _builtins.int
+    DUMMY_STATE_FIELD_NUMBER: _builtins.int
+    DEAD_HAND_FIELD_NUMBER: _builtins.int
+    DUMMY_TAKER_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
+    POT_FIELD_NUMBER: _builtins.int
+    ROUNDS_IN_MATCH_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat that must decide (the receiver of this observation)."""
     players: _builtins.int
@@ -572,6 +829,21 @@ class Observation(_message.Message):
     turns_left_after_knock: _builtins.int
     """After a knock: turns left in the round, counting the current one (1 on the last turn
     before the showdown). 0 when nobody has knocked.
+    """
+    dummy_state: Global___DummyState.ValueType
+    """The dummy hand (§11.3): NONE when the rules deal no dummy."""
+    dummy_taker: _builtins.int
+    """Dummy state TAKEN: the seat that took the dummy (its hand is now the dummy's three
+    cards, unseen by others). Unset otherwise.
+    """
+    pot: _builtins.int
+    """`scoring = POT`: chips in the pot now, this round's antes and any remainder carried
+    from earlier rounds included. 0 under LIVES.
+    """
+    rounds_in_match: _builtins.int
+    """`scoring = POT`: the number of rounds the match lasts (`rules.pot_rounds`, with 0
+    resolved to three times the seats), so this is round `round` of `rounds_in_match`.
+    0 under LIVES (the match lasts until one player is left).
     """
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -605,6 +877,26 @@ class Observation(_message.Message):
     def rules(self) -> Global___Rules:
         """The rules in force."""
 
+    @_builtins.property
+    def widow(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """`draw = WIDOW`: the widow's three face-up cards, public, in position order (as dealt;
+        a card swapped in takes the place of the card taken out). Empty under STOCK. With
+        the widow, `discard_pile` is empty and `stock_size` is 0: there is no stock.
+        """
+
+    @_builtins.property
+    def dead_hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Dummy state TAKEN: the three cards the taker laid face up (their old hand), public and
+        out of play for the rest of the round: nobody may take them and they never join the
+        discard pile or a restock. Empty otherwise.
+        """
+
+    @_builtins.property
+    def chips(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """`scoring = POT`: net chips per seat (pots won minus antes paid), so possibly negative;
+        a player's score. Empty under LIVES. Under POT `tokens` has no meaning; ignore it.
+        """
+
     def __init__(
         self,
         *,
@@ -626,13 +918,25 @@ class Observation(_message.Message):
         turns_left_after_knock: _builtins.int = ...,
         legal_actions: _abc.Iterable[Global___Action] | None = ...,
         rules: Global___Rules | None = ...,
+        widow: _abc.Iterable[_builtins.str] | None = ...,
+        dummy_state: Global___DummyState.ValueType = ...,
+        dead_hand: _abc.Iterable[_builtins.str] | None = ...,
+        dummy_taker: _builtins.int | None = ...,
+        chips: _abc.Iterable[_builtins.int] | None = ...,
+        pot: _builtins.int = ...,
+        rounds_in_match: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_knocker", b"_knocker", "knocker", b"knocker", "rules", b"rules"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dummy_taker", b"_dummy_taker", "_knocker", b"_knocker", "dummy_taker", b"dummy_taker", "knocker", b"knocker", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_knocker", b"_knocker", "dealer", b"dealer", "discard_pile", b"discard_pile", "drawn_card", b"drawn_card", "drawn_from", b"drawn_from", "hand", b"hand", "history", b"history", "in_game", b"in_game", "knocker", b"knocker", "legal_actions", b"legal_actions", "phase", b"phase", "players", b"players", "round", b"round", "rules", b"rules", "seat", b"seat", "stock_size", b"stock_size", "tokens", b"tokens", "turn", b"turn", "turns_left_after_knock", b"turns_left_after_knock"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dummy_taker", b"_dummy_taker", "_knocker", b"_knocker", "chips", b"chips", "dead_hand", b"dead_hand", "dealer", b"dealer", "discard_pile", b"discard_pile", "drawn_card", b"drawn_card", "drawn_from", b"drawn_from", "dummy_state", b"dummy_state", "dummy_taker", b"dummy_taker", "hand", b"hand", "history", b"history", "in_game", b"in_game", "knocker", b"knocker", "legal_actions", b"legal_actions", "phase", b"phase", "players", b"players", "pot", b"pot", "round", b"round", "rounds_in_match", b"rounds_in_match", "rules", b"rules", "seat", b"seat", "stock_size", b"stock_size", "tokens", b"tokens", "turn", b"turn", "turns_left_after_knock", b"turns_left_after_knock", "widow", b"widow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__dummy_taker: _TypeAlias = _typing.Literal["dummy_taker"]  # noqa: Y015
+    _WhichOneofArgType__dummy_taker: _TypeAlias = _typing.Literal["_dummy_taker", b"_dummy_taker"]  # noqa: Y015
     _WhichOneofReturnType__knocker: _TypeAlias = _typing.Literal["knocker"]  # noqa: Y015
     _WhichOneofArgType__knocker: _TypeAlias = _typing.Literal["_knocker", b"_knocker"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dummy_taker) -> _WhichOneofReturnType__dummy_taker | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__knocker) -> _WhichOneofReturnType__knocker | None: ...
 
 Global___Observation: _TypeAlias = Observation  # noqa: Y015
@@ -646,6 +950,9 @@ class PublicEvent(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     CARD_FIELD_NUMBER: _builtins.int
+    TAKEN_CARD_FIELD_NUMBER: _builtins.int
+    FACE_UP_CARDS_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
     kind: Global___PublicEventKind.ValueType
     """What happened."""
     seat: _builtins.int
@@ -656,16 +963,34 @@ class PublicEvent(_message.Message):
     """The card involved: set for DRAW_DISCARD and DISCARD; for DRAW_STOCK only when the
     observing seat is the drawer (a stock card is secret). Empty otherwise.
     """
+    taken_card: _builtins.str
+    """The card taken into `seat`'s hand by a swap, public: for SWAP_UPCARD the old
+    up-card, for SWAP_WIDOW the widow card (`card` is then the card given in its place).
+    Empty for every other kind.
+    """
+    chips: _builtins.int
+    """ANTE: the chips `seat` paid into the pot. POT_WON: the chips `seat` won. 0 for every
+    other kind.
+    """
+    @_builtins.property
+    def face_up_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """SWAP_HAND: the three cards `seat` laid face up (its old hand, out of play for the rest
+        of the round). Empty for every other kind.
+        """
+
     def __init__(
         self,
         *,
         kind: Global___PublicEventKind.ValueType = ...,
         seat: _builtins.int = ...,
         card: _builtins.str = ...,
+        taken_card: _builtins.str = ...,
+        face_up_cards: _abc.Iterable[_builtins.str] | None = ...,
+        chips: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "chips", b"chips", "face_up_cards", b"face_up_cards", "kind", b"kind", "seat", b"seat", "taken_card", b"taken_card"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

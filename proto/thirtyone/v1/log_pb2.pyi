@@ -84,6 +84,10 @@ class _RoundEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RoundE
     """The round stopped without a showdown and nobody lost a life: fewer than two seats
     were left in it (forfeits), or the match was aborted.
     """
+    ROUND_END_REASON_CALL: _RoundEndReason.ValueType  # 7
+    """Showdown right after a CALL on the round's first turn (`under_the_gun`, §11.2);
+    `knocker` is the caller, scored as a knocker.
+    """
 
 class RoundEndReason(_RoundEndReason, metaclass=_RoundEndReasonEnumTypeWrapper):
     """Why a round ended."""
@@ -103,6 +107,10 @@ ROUND_END_REASON_MAX_TURNS: RoundEndReason.ValueType  # 5
 ROUND_END_REASON_ABANDONED: RoundEndReason.ValueType  # 6
 """The round stopped without a showdown and nobody lost a life: fewer than two seats
 were left in it (forfeits), or the match was aborted.
+"""
+ROUND_END_REASON_CALL: RoundEndReason.ValueType  # 7
+"""Showdown right after a CALL on the round's first turn (`under_the_gun`, §11.2);
+`knocker` is the caller, scored as a knocker.
 """
 Global___RoundEndReason: _TypeAlias = RoundEndReason  # noqa: Y015
 
@@ -273,6 +281,8 @@ class LogEvent(_message.Message):
     ROUND_END_FIELD_NUMBER: _builtins.int
     FAULT_FIELD_NUMBER: _builtins.int
     FORFEIT_FIELD_NUMBER: _builtins.int
+    ANTE_FIELD_NUMBER: _builtins.int
+    POT_AWARD_FIELD_NUMBER: _builtins.int
     round: _builtins.int
     """Round number, from 1."""
     turn: _builtins.int
@@ -305,6 +315,14 @@ class LogEvent(_message.Message):
     def forfeit(self) -> Global___ForfeitEvent:
         """A seat left the match."""
 
+    @_builtins.property
+    def ante(self) -> Global___AnteEvent:
+        """Antes were paid into the pot (`scoring = POT`, RULES.md §11.5)."""
+
+    @_builtins.property
+    def pot_award(self) -> Global___PotAwardEvent:
+        """The pot was awarded (`scoring = POT`, RULES.md §11.5)."""
+
     def __init__(
         self,
         *,
@@ -317,12 +335,14 @@ class LogEvent(_message.Message):
         round_end: Global___RoundEndEvent | None = ...,
         fault: Global___FaultEvent | None = ...,
         forfeit: Global___ForfeitEvent | None = ...,
+        ante: Global___AnteEvent | None = ...,
+        pot_award: Global___PotAwardEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "deal", b"deal", "fault", b"fault", "forfeit", b"forfeit", "payload", b"payload", "restock", b"restock", "round_end", b"round_end", "thirty_one", b"thirty_one"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "ante", b"ante", "deal", b"deal", "fault", b"fault", "forfeit", b"forfeit", "payload", b"payload", "pot_award", b"pot_award", "restock", b"restock", "round_end", b"round_end", "thirty_one", b"thirty_one"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "deal", b"deal", "fault", b"fault", "forfeit", b"forfeit", "payload", b"payload", "restock", b"restock", "round", b"round", "round_end", b"round_end", "thirty_one", b"thirty_one", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "ante", b"ante", "deal", b"deal", "fault", b"fault", "forfeit", b"forfeit", "payload", b"payload", "pot_award", b"pot_award", "restock", b"restock", "round", b"round", "round_end", b"round_end", "thirty_one", b"thirty_one", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["deal", "restock", "action", "thirty_one", "round_end", "fault", "forfeit"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["deal", "restock", "action", "thirty_one", "round_end", "fault", "forfeit", "ante", "pot_award"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -338,6 +358,8 @@ class DealEvent(_message.Message):
     DECK_FIELD_NUMBER: _builtins.int
     HANDS_FIELD_NUMBER: _builtins.int
     UPCARD_FIELD_NUMBER: _builtins.int
+    DUMMY_FIELD_NUMBER: _builtins.int
+    WIDOW_FIELD_NUMBER: _builtins.int
     dealer: _builtins.int
     """The dealer of the round."""
     upcard: _builtins.str
@@ -350,6 +372,19 @@ class DealEvent(_message.Message):
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___Hand]:
         """The cards dealt to each seat still in, in seat order."""
 
+    @_builtins.property
+    def dummy(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """`dummy = true`: the dummy's three face-down cards, in dealing order (dealt after the
+        seats' hands, before the up-card; RULES.md §11.3). Empty otherwise.
+        """
+
+    @_builtins.property
+    def widow(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """`draw = WIDOW`: the widow's three face-up cards, in dealing order (dealt after the
+        seats' hands; RULES.md §11.4). `upcard` is then empty: there is no discard pile or
+        stock, and the rest of `deck` is not used. Empty under STOCK.
+        """
+
     def __init__(
         self,
         *,
@@ -357,10 +392,12 @@ class DealEvent(_message.Message):
         deck: _abc.Iterable[_builtins.str] | None = ...,
         hands: _abc.Iterable[Global___Hand] | None = ...,
         upcard: _builtins.str = ...,
+        dummy: _abc.Iterable[_builtins.str] | None = ...,
+        widow: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "deck", b"deck", "hands", b"hands", "upcard", b"upcard"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "deck", b"deck", "dummy", b"dummy", "hands", b"hands", "upcard", b"upcard", "widow", b"widow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -434,6 +471,8 @@ class ActionEvent(_message.Message):
     DECISION_ID_FIELD_NUMBER: _builtins.int
     LATENCY_US_FIELD_NUMBER: _builtins.int
     BY_REFEREE_FIELD_NUMBER: _builtins.int
+    TAKEN_CARDS_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat that acted."""
     drawn_card: _builtins.str
@@ -448,9 +487,21 @@ class ActionEvent(_message.Message):
     """Whether the referee played this action in the bot's place after a fault (see the
     FaultEvent with the same decision_id).
     """
+    phase: _game_pb2.Phase.ValueType
+    """The decision's phase: TURN_START, DISCARD, or DEALER_OPTION (where PASS means "keep my
+    hand", RULES.md §11.1, not the empty-stock PASS of §6). UNSPECIFIED in logs written
+    before this field existed.
+    """
     @_builtins.property
     def action(self) -> _game_pb2.Action:
         """The action."""
+
+    @_builtins.property
+    def taken_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The cards a swap put into the seat's hand: for SWAP_UPCARD the old up-card, for
+        SWAP_HAND the dummy's three cards, for SWAP_WIDOW the widow card (also in
+        `action.widow_card`). Empty for every other kind.
+        """
 
     def __init__(
         self,
@@ -461,10 +512,12 @@ class ActionEvent(_message.Message):
         decision_id: _builtins.int = ...,
         latency_us: _builtins.int = ...,
         by_referee: _builtins.bool = ...,
+        taken_cards: _abc.Iterable[_builtins.str] | None = ...,
+        phase: _game_pb2.Phase.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "by_referee", b"by_referee", "decision_id", b"decision_id", "drawn_card", b"drawn_card", "latency_us", b"latency_us", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "by_referee", b"by_referee", "decision_id", b"decision_id", "drawn_card", b"drawn_card", "latency_us", b"latency_us", "phase", b"phase", "seat", b"seat", "taken_cards", b"taken_cards"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -512,6 +565,9 @@ class RoundEndEvent(_message.Message):
     TOKENS_AFTER_FIELD_NUMBER: _builtins.int
     ELIMINATED_FIELD_NUMBER: _builtins.int
     SUDDEN_DEATH_FIELD_NUMBER: _builtins.int
+    POT_WINNERS_FIELD_NUMBER: _builtins.int
+    HIGH_CARD_TIE_BREAK_FIELD_NUMBER: _builtins.int
+    CHIPS_AFTER_FIELD_NUMBER: _builtins.int
     reason: Global___RoundEndReason.ValueType
     """Why the round ended."""
     knocker: _builtins.int
@@ -519,6 +575,12 @@ class RoundEndEvent(_message.Message):
     sudden_death: _builtins.bool
     """Whether this round would have eliminated everyone still in, so nobody was eliminated
     and they all stay in at 0 tokens (RULES.md §8).
+    """
+    high_card_tie_break: _builtins.bool
+    """`scoring = POT`: whether the highest hand value at the showdown was tied, so that the
+    pot went by the tied hands' highest cards (rank order, all three cards counting;
+    RULES.md §11.5). `pot_winners` then lists the seats whose hands were equal rank for
+    rank at the top. False under LIVES and when there was no tie to break.
     """
     @_builtins.property
     def thirty_one_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
@@ -542,6 +604,19 @@ class RoundEndEvent(_message.Message):
     def eliminated(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Seats eliminated by this round."""
 
+    @_builtins.property
+    def pot_winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """`scoring = POT`: the seats that won the round's pot (several share it), from a natural
+        31, a blitz or the showdown's highest hand (RULES.md §11.5). Empty under LIVES, and
+        when nobody won (an abandoned round).
+        """
+
+    @_builtins.property
+    def chips_after(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """`scoring = POT`: net chips of every seat after the round (the pot award included),
+        indexed by seat; may be negative. Empty under LIVES.
+        """
+
     def __init__(
         self,
         *,
@@ -553,10 +628,13 @@ class RoundEndEvent(_message.Message):
         tokens_after: _abc.Iterable[_builtins.int] | None = ...,
         eliminated: _abc.Iterable[_builtins.int] | None = ...,
         sudden_death: _builtins.bool = ...,
+        pot_winners: _abc.Iterable[_builtins.int] | None = ...,
+        high_card_tie_break: _builtins.bool = ...,
+        chips_after: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_knocker", b"_knocker", "knocker", b"knocker"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_knocker", b"_knocker", "eliminated", b"eliminated", "knocker", b"knocker", "lives_lost", b"lives_lost", "reason", b"reason", "sudden_death", b"sudden_death", "thirty_one_seats", b"thirty_one_seats", "tokens_after", b"tokens_after", "values", b"values"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_knocker", b"_knocker", "chips_after", b"chips_after", "eliminated", b"eliminated", "high_card_tie_break", b"high_card_tie_break", "knocker", b"knocker", "lives_lost", b"lives_lost", "pot_winners", b"pot_winners", "reason", b"reason", "sudden_death", b"sudden_death", "thirty_one_seats", b"thirty_one_seats", "tokens_after", b"tokens_after", "values", b"values"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__knocker: _TypeAlias = _typing.Literal["knocker"]  # noqa: Y015
     _WhichOneofArgType__knocker: _TypeAlias = _typing.Literal["_knocker", b"_knocker"]  # noqa: Y015
@@ -673,6 +751,74 @@ class ForfeitEvent(_message.Message):
 Global___ForfeitEvent: _TypeAlias = ForfeitEvent  # noqa: Y015
 
 @_typing.final
+class AnteEvent(_message.Message):
+    """The antes of a round (`scoring = POT`, RULES.md §11.5): paid at the deal, right after the
+    round's DealEvent and before natural 31s are checked.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAID_FIELD_NUMBER: _builtins.int
+    POT_AFTER_FIELD_NUMBER: _builtins.int
+    pot_after: _builtins.int
+    """Chips in the pot after the antes: their sum plus what earlier rounds left in it."""
+    @_builtins.property
+    def paid(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCount]:
+        """The chips each seat still in paid, one entry per paying seat, in seat order."""
+
+    def __init__(
+        self,
+        *,
+        paid: _abc.Iterable[Global___SeatCount] | None = ...,
+        pot_after: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["paid", b"paid", "pot_after", b"pot_after"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnteEvent: _TypeAlias = AnteEvent  # noqa: Y015
+
+@_typing.final
+class PotAwardEvent(_message.Message):
+    """The award of a round's pot (`scoring = POT`, RULES.md §11.5), written just before the
+    round's RoundEndEvent (which gives the winners' hands and how they won).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POT_FIELD_NUMBER: _builtins.int
+    WON_FIELD_NUMBER: _builtins.int
+    REMAINDER_FIELD_NUMBER: _builtins.int
+    pot: _builtins.int
+    """Chips in the pot when it was awarded (this round's antes and any carried remainder)."""
+    remainder: _builtins.int
+    """Chips left in the pot for the next round: what could not be shared in whole chips (all
+    of `pot` when nobody won). After the last round they are nobody's (LogFooter.pot_left).
+    """
+    @_builtins.property
+    def won(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCount]:
+        """The chips each winner took, one entry per winner, in seat order; winners of a shared
+        pot take equal whole numbers of chips. Empty when nobody won (an abandoned round).
+        """
+
+    def __init__(
+        self,
+        *,
+        pot: _builtins.int = ...,
+        won: _abc.Iterable[Global___SeatCount] | None = ...,
+        remainder: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pot", b"pot", "remainder", b"remainder", "won", b"won"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PotAwardEvent: _TypeAlias = PotAwardEvent  # noqa: Y015
+
+@_typing.final
 class LogFooter(_message.Message):
     """The result of the match."""
 
@@ -683,12 +829,18 @@ class LogFooter(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     ROUNDS_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
+    POT_LEFT_FIELD_NUMBER: _builtins.int
     winner: _builtins.int
     """The winner. Unset: no winner (max_rounds reached or aborted)."""
     reason: _game_pb2.MatchEndReason.ValueType
     """Why the match ended."""
     rounds: _builtins.int
     """Number of rounds played."""
+    pot_left: _builtins.int
+    """`scoring = POT`: chips left in the pot after the last round, which are nobody's
+    (so the sum of `chips` is minus this). 0 under LIVES.
+    """
     @_builtins.property
     def placings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Placing of every seat, indexed by seat: 1 is best, shared placings allowed."""
@@ -696,6 +848,13 @@ class LogFooter(_message.Message):
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatStats]:
         """Decision statistics of every seat, indexed by seat."""
+
+    @_builtins.property
+    def chips(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """`scoring = POT`: net chips of every seat at the end of the match, indexed by seat; may
+        be negative. The placings follow from them (RULES.md §11.5). Empty under LIVES (and in
+        logs written before pot scoring existed).
+        """
 
     def __init__(
         self,
@@ -705,10 +864,12 @@ class LogFooter(_message.Message):
         reason: _game_pb2.MatchEndReason.ValueType = ...,
         rounds: _builtins.int = ...,
         seats: _abc.Iterable[Global___SeatStats] | None = ...,
+        chips: _abc.Iterable[_builtins.int] | None = ...,
+        pot_left: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_winner", b"_winner", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner", b"_winner", "placings", b"placings", "reason", b"reason", "rounds", b"rounds", "seats", b"seats", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner", b"_winner", "chips", b"chips", "placings", b"placings", "pot_left", b"pot_left", "reason", b"reason", "rounds", b"rounds", "seats", b"seats", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner: _TypeAlias = _typing.Literal["winner"]  # noqa: Y015
     _WhichOneofArgType__winner: _TypeAlias = _typing.Literal["_winner", b"_winner"]  # noqa: Y015
