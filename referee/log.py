@@ -1,4 +1,4 @@
-"""Match logs: JSON Lines, one ``thirtyone.v1.LogRecord`` per line in canonical proto JSON.
+"""Match logs: JSON Lines, one ``thirtyone.v1.LogRecord`` per line in protobuf's JSON mapping.
 
 - :class:`LogWriter` writes and flushes one line per record, so a referee that dies
   mid-match leaves a readable log up to its last event.
@@ -15,7 +15,11 @@
   at the first divergence, else the replayed model and its result.
 
 The encoding is protobuf's own JSON mapping (``json_format``), with fields at their zero
-value written out (``"seat": 0``) so the file reads well without knowing proto3's rules.
+value written out (``"seat": 0``) so the file reads well without knowing proto3's rules;
+fields that can be unset (``optional`` ones, messages) appear only when set. Key order is
+whatever ``json_format`` gives (it varies with which fields are zero): readers parse lines,
+never compare them as text. The README's "The match log" says the same, and
+``tests/test_docs.py`` checks it against real lines.
 Conversions between messages and the referee's values are :mod:`referee.wire`'s.
 """
 
@@ -54,7 +58,7 @@ SCHEMA_VERSION = 1
 
 
 def encode_record(record: log_pb2.LogRecord) -> str:
-    """One log line (without its newline): the record in canonical proto JSON."""
+    """One log line (without its newline): the record in proto JSON, zero values included."""
     return json_format.MessageToJson(record, indent=None, always_print_fields_with_no_presence=True)
 
 

@@ -313,7 +313,7 @@ class _Referee:
     # ---------------------------------------------------------------- the log
 
     # Log lines are not written the moment their event happens but queued, and written by
-    # flush_log() right after the next decision request is sent: encoding canonical JSON
+    # flush_log() right after the next decision request is sent: encoding proto JSON
     # (json_format, ~0.1 ms a line) then overlaps the bot's thinking instead of delaying the
     # request. A crash of the referee loses at most the events of its last step.
 

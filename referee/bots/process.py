@@ -2,7 +2,7 @@
 
 A :class:`Launcher` turns a :class:`BotSpec` into a running process serving at an address.
 :class:`LocalLauncher`, the default, starts it on this machine; a distributed executor
-(DESIGN.md, "Growing past one machine") would provide another launcher whose processes run
+(for matches run on other machines) would provide another launcher whose processes run
 next to its workers and report their address the same way.
 
 Each local bot process:

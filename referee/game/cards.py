@@ -10,7 +10,7 @@ from referee.game.errors import CardParseError
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 SUIT_SYMBOLS = "♣♦♥♠"
-# Ace 11, T J Q K 10, number cards their pips (RULES.md §1).
+# Ace 11, T J Q K 10, number cards their pips (docs/rules.md, "Cards and notation").
 RANK_VALUES = (2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 11)
 
 

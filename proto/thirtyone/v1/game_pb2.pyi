@@ -4,12 +4,23 @@ isort:skip_file
 Shared types of the Thirty-One arena: cards, actions, rules, time control, one seat's
 observation, the public events of a round, and faults.
 
-The game is 31 (also Scat, Blitz, Ride the Bus) as specified by the arena's RULES.md.
-Section numbers below (§5 etc.) refer to that file.
+The game is 31 (also Scat, Blitz, Ride the Bus) as specified by the arena's rulebook,
+docs/rules.md in this repository. Section names in parentheses below ("Knocking" etc.)
+are sections of that file.
+
+How a hand is scored (docs/rules.md, "Hand values"): a hand is three cards; ace counts 11,
+K Q J T 10, other cards their number. Its value is the highest total of the cards of one
+suit (so "Ah Kd Qs" is 11, "As Ks 4c" is 21). 31 (an ace and two ten-cards of one suit) is
+the best and ends the round at once. Three cards of one rank are worth 30.5, 30 or
+nothing special by `Rules.three_of_a_kind`, and three aces `Rules.three_aces` if set.
+Bots need not score hands to play, but the showdown compares these values.
 
 Conventions used by every file of this package:
-- A card is a string of two characters: rank then suit. Ranks are
-  `2 3 4 5 6 7 8 9 T J Q K A` (ten is `T`), suits `c d h s`. Examples: "Ah", "Td", "7s".
+- A card is a string of exactly two characters: the rank, one of `23456789TJQKA`
+  (ten is `T`), then the suit, one of `cdhs`. Case-sensitive, no whitespace. Examples:
+  "Ah", "Td", "7s". The referee always sends this canonical form. In a bot's answer it
+  also accepts the rank `10` for `T` ("10h" is "Th"); anything else ("ah", "AH", " 2c",
+  "1h") is not a card, and an action carrying it is a MALFORMED fault.
   The empty string means "no card".
 - Seats are numbered 0..players-1 clockwise. A seat is a uint32 everywhere.
 - Rounds are numbered from 1. Turns within a round are numbered from 0.
@@ -85,7 +96,7 @@ class _ActionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionKind
     """
 
 class ActionKind(_ActionKind, metaclass=_ActionKindEnumTypeWrapper):
-    """The kinds of action (RULES.md §5, §6)."""
+    """The kinds of action ("A turn", "An empty stock")."""
 
 ACTION_KIND_UNSPECIFIED: ActionKind.ValueType  # 0
 """Never valid in an answer; a bot that sends it makes a malformed reply."""
@@ -199,7 +210,7 @@ class _ThreeOfAKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ThreeOfA
     """"off": no special value; the best single suit counts, as for any hand."""
 
 class ThreeOfAKind(_ThreeOfAKind, metaclass=_ThreeOfAKindEnumTypeWrapper):
-    """Value of three cards of the same rank (option `three_of_a_kind`, §2)."""
+    """Value of three cards of the same rank (option `three_of_a_kind`, "Hand values")."""
 
 THREE_OF_A_KIND_UNSPECIFIED: ThreeOfAKind.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -227,7 +238,7 @@ class _KnockBanEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_KnockBan.Val
     """"first_lap": nobody may knock on their own first turn of the round."""
 
 class KnockBan(_KnockBan, metaclass=_KnockBanEnumTypeWrapper):
-    """When knocking is forbidden (option `knock_ban`, §5)."""
+    """When knocking is forbidden (option `knock_ban`, "Knocking")."""
 
 KNOCK_BAN_UNSPECIFIED: KnockBan.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -251,7 +262,7 @@ class _BlitzEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Blitz.ValueType
     """"immediate": at once; the round ends and every other player loses 1 life."""
 
 class Blitz(_Blitz, metaclass=_BlitzEnumTypeWrapper):
-    """When a 31 reached by a discard is declared (option `blitz`, §5)."""
+    """When a 31 reached by a discard is declared (option `blitz`, "Blitz")."""
 
 BLITZ_UNSPECIFIED: Blitz.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -273,7 +284,9 @@ class _EmptyStockEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EmptyStock
     """"showdown": the player may only DRAW_DISCARD or PASS; a PASS ends the round."""
 
 class EmptyStock(_EmptyStock, metaclass=_EmptyStockEnumTypeWrapper):
-    """What happens when a turn starts with an empty stock (option `empty_stock`, §6)."""
+    """What happens when a turn starts with an empty stock (option `empty_stock`,
+    "An empty stock").
+    """
 
 EMPTY_STOCK_UNSPECIFIED: EmptyStock.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -299,7 +312,9 @@ class _KnockerTiedEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_KnockerTi
     """"single": 1 life, like the others at the lowest value."""
 
 class KnockerTied(_KnockerTied, metaclass=_KnockerTiedEnumTypeWrapper):
-    """What a knocker tied with others for the lowest hand loses (option `knocker_tied`, §7)."""
+    """What a knocker tied with others for the lowest hand loses (option `knocker_tied`,
+    "Showdown and lost lives").
+    """
 
 KNOCKER_TIED_UNSPECIFIED: KnockerTied.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -422,7 +437,9 @@ class _PublicEventKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Publi
     PUBLIC_EVENT_KIND_PASS: _PublicEventKind.ValueType  # 5
     """`seat` passed (empty stock under `empty_stock = SHOWDOWN`)."""
     PUBLIC_EVENT_KIND_RESTOCK: _PublicEventKind.ValueType  # 6
-    """The discard pile except its top card was shuffled into a new stock of `stock_size`."""
+    """The discard pile except its top card was shuffled into a new stock
+    (Observation.stock_size gives its size).
+    """
     PUBLIC_EVENT_KIND_FORFEIT: _PublicEventKind.ValueType  # 7
     """`seat` left the match for faults; it takes no further part."""
     PUBLIC_EVENT_KIND_SWAP_UPCARD: _PublicEventKind.ValueType  # 8
@@ -466,7 +483,9 @@ PUBLIC_EVENT_KIND_KNOCK: PublicEventKind.ValueType  # 4
 PUBLIC_EVENT_KIND_PASS: PublicEventKind.ValueType  # 5
 """`seat` passed (empty stock under `empty_stock = SHOWDOWN`)."""
 PUBLIC_EVENT_KIND_RESTOCK: PublicEventKind.ValueType  # 6
-"""The discard pile except its top card was shuffled into a new stock of `stock_size`."""
+"""The discard pile except its top card was shuffled into a new stock
+(Observation.stock_size gives its size).
+"""
 PUBLIC_EVENT_KIND_FORFEIT: PublicEventKind.ValueType  # 7
 """`seat` left the match for faults; it takes no further part."""
 PUBLIC_EVENT_KIND_SWAP_UPCARD: PublicEventKind.ValueType  # 8
@@ -540,9 +559,11 @@ class _MatchEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchE
     MATCH_END_REASON_UNSPECIFIED: _MatchEndReason.ValueType  # 0
     """Not set; never sent by the referee."""
     MATCH_END_REASON_LAST_PLAYER_STANDING: _MatchEndReason.ValueType  # 1
-    """One player is left: the winner (§8)."""
+    """One player is left: the winner ("The end of a match and placings")."""
     MATCH_END_REASON_MAX_ROUNDS: _MatchEndReason.ValueType  # 2
-    """`max_rounds` was reached; no winner, players still in are placed by tokens (§8)."""
+    """`max_rounds` was reached; no winner, players still in are placed by tokens
+    ("The round limit").
+    """
     MATCH_END_REASON_ABORTED: _MatchEndReason.ValueType  # 3
     """The referee stopped the match (e.g. interrupted by its operator, or an internal
     error). Placings are those at the moment of the stop.
@@ -559,9 +580,11 @@ class MatchEndReason(_MatchEndReason, metaclass=_MatchEndReasonEnumTypeWrapper):
 MATCH_END_REASON_UNSPECIFIED: MatchEndReason.ValueType  # 0
 """Not set; never sent by the referee."""
 MATCH_END_REASON_LAST_PLAYER_STANDING: MatchEndReason.ValueType  # 1
-"""One player is left: the winner (§8)."""
+"""One player is left: the winner ("The end of a match and placings")."""
 MATCH_END_REASON_MAX_ROUNDS: MatchEndReason.ValueType  # 2
-"""`max_rounds` was reached; no winner, players still in are placed by tokens (§8)."""
+"""`max_rounds` was reached; no winner, players still in are placed by tokens
+("The round limit").
+"""
 MATCH_END_REASON_ABORTED: MatchEndReason.ValueType  # 3
 """The referee stopped the match (e.g. interrupted by its operator, or an internal
 error). Placings are those at the moment of the stop.
@@ -610,7 +633,8 @@ Global___Action: _TypeAlias = Action  # noqa: Y015
 
 @_typing.final
 class Rules(_message.Message):
-    """The rules in force (RULES.md §2-§10): a preset plus any options set on top of it.
+    """The rules in force ("Rules options", "Presets"): a preset plus any options set on top
+    of it.
     The referee always sets every field, so zero values are meaningful (e.g. `bus = false`
     means there is no bus). Enum fields are never UNSPECIFIED in a message from the referee.
     """
@@ -644,35 +668,39 @@ class Rules(_message.Message):
     Informational only: the options below are authoritative and may differ from it.
     """
     three_of_a_kind: Global___ThreeOfAKind.ValueType
-    """How three cards of the same rank are valued (§2)."""
+    """How three cards of the same rank are valued ("Hand values")."""
     three_aces: _builtins.float
-    """Value of A-A-A when three_of_a_kind is not OFF, e.g. 32.5 or 33 (§2).
+    """Value of A-A-A when three_of_a_kind is not OFF, e.g. 32.5 or 33 ("Hand values").
     Unset: A-A-A is worth the same as any other triple.
     """
     simultaneous_31_loss: _builtins.int
-    """Lives lost by every player without 31 when two or more are dealt 31 (§4)."""
+    """Lives lost by every player without 31 when two or more are dealt 31 ("Natural 31")."""
     knock_ban: Global___KnockBan.ValueType
-    """When knocking is forbidden (§5)."""
+    """When knocking is forbidden ("Knocking")."""
     min_knock: _builtins.float
-    """Lowest hand value that may knock; 0 means any (§5)."""
+    """Lowest hand value that may knock; 0 means any ("Knocking")."""
     flush_may_knock: _builtins.bool
-    """Whether three cards of one suit may knock below `min_knock` (§5)."""
+    """Whether three cards of one suit may knock below `min_knock` ("Knocking")."""
     blitz: Global___Blitz.ValueType
-    """When a 31 after a discard is declared (§5)."""
+    """When a 31 after a discard is declared ("Blitz")."""
     empty_stock: Global___EmptyStock.ValueType
-    """What happens when a turn starts with an empty stock (§6)."""
+    """What happens when a turn starts with an empty stock ("An empty stock")."""
     max_turns_per_round: _builtins.int
-    """A round ends with a showdown right after its turn number `max_turns_per_round` (§6)."""
+    """A round ends with a showdown right after its turn number `max_turns_per_round`
+    ("The turn limit").
+    """
     knocker_alone_loss: _builtins.int
-    """Lives lost by a knocker who alone has the lowest hand (§7)."""
+    """Lives lost by a knocker who alone has the lowest hand ("Showdown and lost lives")."""
     knocker_tied: Global___KnockerTied.ValueType
-    """What a knocker tied for the lowest hand loses (§7)."""
+    """What a knocker tied for the lowest hand loses ("Showdown and lost lives")."""
     lives: _builtins.int
-    """Tokens each player starts the match with (§8)."""
+    """Tokens each player starts the match with ("Lives and the bus")."""
     bus: _builtins.bool
-    """Whether a player at 0 tokens is still in ("on the bus") until the next loss (§8)."""
+    """Whether a player at 0 tokens is still in ("on the bus") until the next loss
+    ("Lives and the bus").
+    """
     max_rounds: _builtins.int
-    """The match stops with no winner after this many rounds (§8)."""
+    """The match stops with no winner after this many rounds ("The round limit")."""
     dealer_option: _builtins.bool
     """Whether the dealer may swap a hand card for the up-card before the first turn
     (§11.1; phase DEALER_OPTION). Never true with `draw = WIDOW`.
@@ -775,7 +803,7 @@ Global___TimeControl: _TypeAlias = TimeControl  # noqa: Y015
 @_typing.final
 class Observation(_message.Message):
     """Everything one seat may know when it must decide: its own hand, the card it just drew,
-    and public information (RULES.md §9). Never other hands, the stock order or the seed.
+    and public information ("What a bot sees"). Never other hands, the stock order or the seed.
     A stateless bot can decide from this message alone.
     """
 
