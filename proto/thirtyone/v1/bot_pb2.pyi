@@ -275,7 +275,7 @@ class MatchEnd(_message.Message):
 
     @_builtins.property
     def chips(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """`scoring = POT` (RULES.md §11.5): net chips of every seat at the end of the match,
+        """`scoring = POT` (docs/rules.md, "Playing for a pot"): net chips of every seat at the end of the match,
         indexed by seat; may be negative. The placings follow from them. Empty under LIVES.
         """
 

@@ -73,24 +73,24 @@ class _ActionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionKind
     A pass ends the round at once with a showdown.
     """
     ACTION_KIND_SWAP_UPCARD: _ActionKind.ValueType  # 6
-    """Dealer's option (`dealer_option`, §11.1), phase DEALER_OPTION only: the hand card
+    """Dealer's option (`dealer_option`, docs/rules.md "Dealer's option"), phase DEALER_OPTION only: the hand card
     `Action.card` goes face up as the new up-card and the old up-card goes into the
     dealer's hand, both in public. In that phase the other choice is PASS, which there
     means "keep my hand" and ends nothing. Not a turn. A swap that leaves the dealer at 31
     is a blitz.
     """
     ACTION_KIND_CALL: _ActionKind.ValueType  # 7
-    """Knock under the gun (`under_the_gun`, §11.2), on the round's very first turn only: the
+    """Knock under the gun (`under_the_gun`, docs/rules.md "Knock under the gun"), on the round's very first turn only: the
     round ends at once with a showdown, and the caller is scored as the knocker. Allowed
     whatever `knock_ban` and `min_knock` say. Takes no card.
     """
     ACTION_KIND_SWAP_HAND: _ActionKind.ValueType  # 8
-    """Take the dummy (`dummy`, §11.3), at the start of a turn while the dummy is face down:
+    """Take the dummy (`dummy`, docs/rules.md "The dummy hand"), at the start of a turn while the dummy is face down:
     its three cards become the hand and the old hand is laid face up, out of play for the
     rest of the round. The whole turn (no draw, no discard). Takes no card.
     """
     ACTION_KIND_SWAP_WIDOW: _ActionKind.ValueType  # 9
-    """Swap with the widow (`draw = WIDOW`, §11.4), at the start of a turn: the hand card
+    """Swap with the widow (`draw = WIDOW`, docs/rules.md "The widow"), at the start of a turn: the hand card
     `Action.card` and the widow card `Action.widow_card` change places, in public. The
     whole turn. A swap that leaves the player at 31 is a blitz.
     """
@@ -115,24 +115,24 @@ ACTION_KIND_PASS: ActionKind.ValueType  # 5
 A pass ends the round at once with a showdown.
 """
 ACTION_KIND_SWAP_UPCARD: ActionKind.ValueType  # 6
-"""Dealer's option (`dealer_option`, §11.1), phase DEALER_OPTION only: the hand card
+"""Dealer's option (`dealer_option`, docs/rules.md "Dealer's option"), phase DEALER_OPTION only: the hand card
 `Action.card` goes face up as the new up-card and the old up-card goes into the
 dealer's hand, both in public. In that phase the other choice is PASS, which there
 means "keep my hand" and ends nothing. Not a turn. A swap that leaves the dealer at 31
 is a blitz.
 """
 ACTION_KIND_CALL: ActionKind.ValueType  # 7
-"""Knock under the gun (`under_the_gun`, §11.2), on the round's very first turn only: the
+"""Knock under the gun (`under_the_gun`, docs/rules.md "Knock under the gun"), on the round's very first turn only: the
 round ends at once with a showdown, and the caller is scored as the knocker. Allowed
 whatever `knock_ban` and `min_knock` say. Takes no card.
 """
 ACTION_KIND_SWAP_HAND: ActionKind.ValueType  # 8
-"""Take the dummy (`dummy`, §11.3), at the start of a turn while the dummy is face down:
+"""Take the dummy (`dummy`, docs/rules.md "The dummy hand"), at the start of a turn while the dummy is face down:
 its three cards become the hand and the old hand is laid face up, out of play for the
 rest of the round. The whole turn (no draw, no discard). Takes no card.
 """
 ACTION_KIND_SWAP_WIDOW: ActionKind.ValueType  # 9
-"""Swap with the widow (`draw = WIDOW`, §11.4), at the start of a turn: the hand card
+"""Swap with the widow (`draw = WIDOW`, docs/rules.md "The widow"), at the start of a turn: the hand card
 `Action.card` and the widow card `Action.widow_card` change places, in public. The
 whole turn. A swap that leaves the player at 31 is a blitz.
 """
@@ -147,22 +147,22 @@ class _DrawEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Draw.ValueType],
     DRAW_UNSPECIFIED: _Draw.ValueType  # 0
     """Not set; never sent by the referee (an older log: read as STOCK)."""
     DRAW_STOCK: _Draw.ValueType  # 1
-    """"stock": the stock and the discard pile, with an up-card (§3-§6)."""
+    """"stock": the stock and the discard pile, with an up-card (docs/rules.md)."""
     DRAW_WIDOW: _Draw.ValueType  # 2
     """"widow": three cards face up in the middle, no stock and no discard pile; a turn is
-    KNOCK or SWAP_WIDOW (§11.4).
+    KNOCK or SWAP_WIDOW (docs/rules.md "The widow").
     """
 
 class Draw(_Draw, metaclass=_DrawEnumTypeWrapper):
-    """Where players get cards from (option `draw`, §11.4)."""
+    """Where players get cards from (option `draw`, docs/rules.md "The widow")."""
 
 DRAW_UNSPECIFIED: Draw.ValueType  # 0
 """Not set; never sent by the referee (an older log: read as STOCK)."""
 DRAW_STOCK: Draw.ValueType  # 1
-""""stock": the stock and the discard pile, with an up-card (§3-§6)."""
+""""stock": the stock and the discard pile, with an up-card (docs/rules.md)."""
 DRAW_WIDOW: Draw.ValueType  # 2
 """"widow": three cards face up in the middle, no stock and no discard pile; a turn is
-KNOCK or SWAP_WIDOW (§11.4).
+KNOCK or SWAP_WIDOW (docs/rules.md "The widow").
 """
 Global___Draw: _TypeAlias = Draw  # noqa: Y015
 
@@ -175,22 +175,22 @@ class _ScoringEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Scoring.Value
     SCORING_UNSPECIFIED: _Scoring.ValueType  # 0
     """Not set; never sent by the referee (an older log: read as LIVES)."""
     SCORING_LIVES: _Scoring.ValueType  # 1
-    """"lives": losers of a round lose lives; the last player standing wins (§7-§8)."""
+    """"lives": losers of a round lose lives; the last player standing wins (docs/rules.md)."""
     SCORING_POT: _Scoring.ValueType  # 2
     """"pot": every round each player still in antes into a pot that the round's winner
-    takes; after `pot_rounds` rounds placings go by net chips (§11.5).
+    takes; after `pot_rounds` rounds placings go by net chips (docs/rules.md "Playing for a pot").
     """
 
 class Scoring(_Scoring, metaclass=_ScoringEnumTypeWrapper):
-    """How a match is scored (option `scoring`, §11.5)."""
+    """How a match is scored (option `scoring`, docs/rules.md "Playing for a pot")."""
 
 SCORING_UNSPECIFIED: Scoring.ValueType  # 0
 """Not set; never sent by the referee (an older log: read as LIVES)."""
 SCORING_LIVES: Scoring.ValueType  # 1
-""""lives": losers of a round lose lives; the last player standing wins (§7-§8)."""
+""""lives": losers of a round lose lives; the last player standing wins (docs/rules.md)."""
 SCORING_POT: Scoring.ValueType  # 2
 """"pot": every round each player still in antes into a pot that the round's winner
-takes; after `pot_rounds` rounds placings go by net chips (§11.5).
+takes; after `pot_rounds` rounds placings go by net chips (docs/rules.md "Playing for a pot").
 """
 Global___Scoring: _TypeAlias = Scoring  # noqa: Y015
 
@@ -344,7 +344,7 @@ class _DummyStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DummyState
     """
 
 class DummyState(_DummyState, metaclass=_DummyStateEnumTypeWrapper):
-    """The state of the dummy hand (`dummy`, §11.3)."""
+    """The state of the dummy hand (`dummy`, docs/rules.md "The dummy hand")."""
 
 DUMMY_STATE_UNSPECIFIED: DummyState.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -371,7 +371,7 @@ class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Phase.ValueType
     PHASE_DISCARD: _Phase.ValueType  # 2
     """After a draw: choose the card to DISCARD."""
     PHASE_DEALER_OPTION: _Phase.ValueType  # 3
-    """The dealer's option (`dealer_option`, §11.1): after the deal and the natural-31 check,
+    """The dealer's option (`dealer_option`, docs/rules.md "Dealer's option"): after the deal and the natural-31 check,
     before the round's first turn, the dealer chooses SWAP_UPCARD (one per hand card) or
     PASS (keep the hand). The hand has 3 cards, the up-card is the top of
     `discard_pile`, and `turn` is 0: this decision is not a turn.
@@ -387,7 +387,7 @@ PHASE_TURN_START: Phase.ValueType  # 1
 PHASE_DISCARD: Phase.ValueType  # 2
 """After a draw: choose the card to DISCARD."""
 PHASE_DEALER_OPTION: Phase.ValueType  # 3
-"""The dealer's option (`dealer_option`, §11.1): after the deal and the natural-31 check,
+"""The dealer's option (`dealer_option`, docs/rules.md "Dealer's option"): after the deal and the natural-31 check,
 before the round's first turn, the dealer chooses SWAP_UPCARD (one per hand card) or
 PASS (keep the hand). The hand has 3 cards, the up-card is the top of
 `discard_pile`, and `turn` is 0: this decision is not a turn.
@@ -444,26 +444,26 @@ class _PublicEventKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Publi
     """`seat` left the match for faults; it takes no further part."""
     PUBLIC_EVENT_KIND_SWAP_UPCARD: _PublicEventKind.ValueType  # 8
     """The dealer `seat` put `card` face up as the new up-card and took the old up-card
-    `taken_card` into its hand (dealer's option, §11.1).
+    `taken_card` into its hand (dealer's option, docs/rules.md "Dealer's option").
     """
     PUBLIC_EVENT_KIND_DEALER_PASS: _PublicEventKind.ValueType  # 9
-    """The dealer `seat` kept its hand (dealer's option, §11.1: the action PASS in phase
+    """The dealer `seat` kept its hand (dealer's option, docs/rules.md "Dealer's option": the action PASS in phase
     DEALER_OPTION). Not the empty-stock PASS; the round goes on.
     """
     PUBLIC_EVENT_KIND_CALL: _PublicEventKind.ValueType  # 10
-    """`seat` called under the gun (§11.2): the round ends at once with a showdown."""
+    """`seat` called under the gun (docs/rules.md "Knock under the gun"): the round ends at once with a showdown."""
     PUBLIC_EVENT_KIND_SWAP_HAND: _PublicEventKind.ValueType  # 11
     """`seat` took the face-down dummy as its hand and laid its old hand, `face_up_cards`,
-    face up (§11.3).
+    face up (docs/rules.md "The dummy hand").
     """
     PUBLIC_EVENT_KIND_SWAP_WIDOW: _PublicEventKind.ValueType  # 12
-    """`seat` gave `card` to the widow and took the widow card `taken_card` (§11.4)."""
+    """`seat` gave `card` to the widow and took the widow card `taken_card` (docs/rules.md "The widow")."""
     PUBLIC_EVENT_KIND_ANTE: _PublicEventKind.ValueType  # 13
-    """`seat` paid `chips` into the pot at the deal (`scoring = POT`, §11.5). A round's antes
+    """`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot"). A round's antes
     come first in its history, in seat order, before the dealer's option and the first turn.
     """
     PUBLIC_EVENT_KIND_POT_WON: _PublicEventKind.ValueType  # 14
-    """`seat` won `chips` from the pot at the end of the round (`scoring = POT`, §11.5); one
+    """`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot"); one
     event per winner of a shared pot.
     """
 
@@ -490,26 +490,26 @@ PUBLIC_EVENT_KIND_FORFEIT: PublicEventKind.ValueType  # 7
 """`seat` left the match for faults; it takes no further part."""
 PUBLIC_EVENT_KIND_SWAP_UPCARD: PublicEventKind.ValueType  # 8
 """The dealer `seat` put `card` face up as the new up-card and took the old up-card
-`taken_card` into its hand (dealer's option, §11.1).
+`taken_card` into its hand (dealer's option, docs/rules.md "Dealer's option").
 """
 PUBLIC_EVENT_KIND_DEALER_PASS: PublicEventKind.ValueType  # 9
-"""The dealer `seat` kept its hand (dealer's option, §11.1: the action PASS in phase
+"""The dealer `seat` kept its hand (dealer's option, docs/rules.md "Dealer's option": the action PASS in phase
 DEALER_OPTION). Not the empty-stock PASS; the round goes on.
 """
 PUBLIC_EVENT_KIND_CALL: PublicEventKind.ValueType  # 10
-"""`seat` called under the gun (§11.2): the round ends at once with a showdown."""
+"""`seat` called under the gun (docs/rules.md "Knock under the gun"): the round ends at once with a showdown."""
 PUBLIC_EVENT_KIND_SWAP_HAND: PublicEventKind.ValueType  # 11
 """`seat` took the face-down dummy as its hand and laid its old hand, `face_up_cards`,
-face up (§11.3).
+face up (docs/rules.md "The dummy hand").
 """
 PUBLIC_EVENT_KIND_SWAP_WIDOW: PublicEventKind.ValueType  # 12
-"""`seat` gave `card` to the widow and took the widow card `taken_card` (§11.4)."""
+"""`seat` gave `card` to the widow and took the widow card `taken_card` (docs/rules.md "The widow")."""
 PUBLIC_EVENT_KIND_ANTE: PublicEventKind.ValueType  # 13
-"""`seat` paid `chips` into the pot at the deal (`scoring = POT`, §11.5). A round's antes
+"""`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot"). A round's antes
 come first in its history, in seat order, before the dealer's option and the first turn.
 """
 PUBLIC_EVENT_KIND_POT_WON: PublicEventKind.ValueType  # 14
-"""`seat` won `chips` from the pot at the end of the round (`scoring = POT`, §11.5); one
+"""`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot"); one
 event per winner of a shared pot.
 """
 Global___PublicEventKind: _TypeAlias = PublicEventKind  # noqa: Y015
@@ -569,7 +569,7 @@ class _MatchEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchE
     error). Placings are those at the moment of the stop.
     """
     MATCH_END_REASON_POT_ROUNDS: _MatchEndReason.ValueType  # 4
-    """`scoring = POT`: all the match's rounds were played (§11.5). Placings go by net chips,
+    """`scoring = POT`: all the match's rounds were played (docs/rules.md "Playing for a pot"). Placings go by net chips,
     equal chips sharing a placing; the winner is the single seat placed 1, else there is
     none. (A pot match that forfeits leave with one seat ends LAST_PLAYER_STANDING.)
     """
@@ -590,7 +590,7 @@ MATCH_END_REASON_ABORTED: MatchEndReason.ValueType  # 3
 error). Placings are those at the moment of the stop.
 """
 MATCH_END_REASON_POT_ROUNDS: MatchEndReason.ValueType  # 4
-"""`scoring = POT`: all the match's rounds were played (§11.5). Placings go by net chips,
+"""`scoring = POT`: all the match's rounds were played (docs/rules.md "Playing for a pot"). Placings go by net chips,
 equal chips sharing a placing; the winner is the single seat placed 1, else there is
 none. (A pot match that forfeits leave with one seat ends LAST_PLAYER_STANDING.)
 """
@@ -703,30 +703,30 @@ class Rules(_message.Message):
     """The match stops with no winner after this many rounds ("The round limit")."""
     dealer_option: _builtins.bool
     """Whether the dealer may swap a hand card for the up-card before the first turn
-    (§11.1; phase DEALER_OPTION). Never true with `draw = WIDOW`.
+    (docs/rules.md "Dealer's option"; phase DEALER_OPTION). Never true with `draw = WIDOW`.
     """
     under_the_gun: _builtins.bool
-    """Whether the first player of a round may CALL on the round's very first turn (§11.2)."""
+    """Whether the first player of a round may CALL on the round's very first turn (docs/rules.md "Knock under the gun")."""
     dummy: _builtins.bool
-    """Whether a dummy hand is dealt that a player may take with SWAP_HAND (§11.3). Never
+    """Whether a dummy hand is dealt that a player may take with SWAP_HAND (docs/rules.md "The dummy hand"). Never
     true with `draw = WIDOW`.
     """
     draw: Global___Draw.ValueType
-    """Where players get cards from (option `draw`, §11.4). UNSPECIFIED only in a message
+    """Where players get cards from (option `draw`, docs/rules.md "The widow"). UNSPECIFIED only in a message
     written before this field existed (an older log): read it as STOCK.
     """
     scoring: Global___Scoring.ValueType
-    """How a match is scored (option `scoring`, §11.5). UNSPECIFIED only in a message
+    """How a match is scored (option `scoring`, docs/rules.md "Playing for a pot"). UNSPECIFIED only in a message
     written before this field existed (an older log): read it as LIVES.
     """
     pot_rounds: _builtins.int
     """Under `scoring = POT`: the number of rounds of the match; 0 means three times the
-    number of seats (§11.5). Sent, and unused, under LIVES. Observation.rounds_in_match
+    number of seats (docs/rules.md "Playing for a pot"). Sent, and unused, under LIVES. Observation.rounds_in_match
     gives the resolved number.
     """
     ante: _builtins.int
     """Under `scoring = POT`: the chips every player still in pays into the pot at the start
-    of each round, 1 to 100 (§11.5). Sent, and unused, under LIVES. 0 only in a message
+    of each round, 1 to 100 (docs/rules.md "Playing for a pot"). Sent, and unused, under LIVES. 0 only in a message
     written before this field existed (an older log, always under LIVES).
     """
     def __init__(
@@ -859,7 +859,7 @@ class Observation(_message.Message):
     before the showdown). 0 when nobody has knocked.
     """
     dummy_state: Global___DummyState.ValueType
-    """The dummy hand (§11.3): NONE when the rules deal no dummy."""
+    """The dummy hand (docs/rules.md "The dummy hand"): NONE when the rules deal no dummy."""
     dummy_taker: _builtins.int
     """Dummy state TAKEN: the seat that took the dummy (its hand is now the dummy's three
     cards, unseen by others). Unset otherwise.

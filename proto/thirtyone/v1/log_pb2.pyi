@@ -89,7 +89,7 @@ class _RoundEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RoundE
     were left in it (forfeits), or the match was aborted.
     """
     ROUND_END_REASON_CALL: _RoundEndReason.ValueType  # 7
-    """Showdown right after a CALL on the round's first turn (`under_the_gun`, §11.2);
+    """Showdown right after a CALL on the round's first turn (`under_the_gun`, docs/rules.md "Knock under the gun");
     `knocker` is the caller, scored as a knocker.
     """
 
@@ -113,7 +113,7 @@ ROUND_END_REASON_ABANDONED: RoundEndReason.ValueType  # 6
 were left in it (forfeits), or the match was aborted.
 """
 ROUND_END_REASON_CALL: RoundEndReason.ValueType  # 7
-"""Showdown right after a CALL on the round's first turn (`under_the_gun`, §11.2);
+"""Showdown right after a CALL on the round's first turn (`under_the_gun`, docs/rules.md "Knock under the gun");
 `knocker` is the caller, scored as a knocker.
 """
 Global___RoundEndReason: _TypeAlias = RoundEndReason  # noqa: Y015
@@ -323,11 +323,11 @@ class LogEvent(_message.Message):
 
     @_builtins.property
     def ante(self) -> Global___AnteEvent:
-        """Antes were paid into the pot (`scoring = POT`, RULES.md §11.5)."""
+        """Antes were paid into the pot (`scoring = POT`, docs/rules.md, "Playing for a pot")."""
 
     @_builtins.property
     def pot_award(self) -> Global___PotAwardEvent:
-        """The pot was awarded (`scoring = POT`, RULES.md §11.5)."""
+        """The pot was awarded (`scoring = POT`, docs/rules.md, "Playing for a pot")."""
 
     def __init__(
         self,
@@ -381,13 +381,13 @@ class DealEvent(_message.Message):
     @_builtins.property
     def dummy(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """`dummy = true`: the dummy's three face-down cards, in dealing order (dealt after the
-        seats' hands, before the up-card; RULES.md §11.3). Empty otherwise.
+        seats' hands, before the up-card; docs/rules.md, "The dummy hand"). Empty otherwise.
         """
 
     @_builtins.property
     def widow(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """`draw = WIDOW`: the widow's three face-up cards, in dealing order (dealt after the
-        seats' hands; RULES.md §11.4). `upcard` is then empty: there is no discard pile or
+        seats' hands; docs/rules.md, "The widow"). `upcard` is then empty: there is no discard pile or
         stock, and the rest of `deck` is not used. Empty under STOCK.
         """
 
@@ -497,7 +497,7 @@ class ActionEvent(_message.Message):
     """
     phase: _game_pb2.Phase.ValueType
     """The decision's phase: TURN_START, DISCARD, or DEALER_OPTION (where PASS means "keep my
-    hand", RULES.md §11.1, not the empty-stock PASS of §6). UNSPECIFIED in logs written
+    hand", docs/rules.md, "Dealer's option", not the empty-stock PASS). UNSPECIFIED in logs written
     before this field existed.
     """
     @_builtins.property
@@ -589,7 +589,7 @@ class RoundEndEvent(_message.Message):
     high_card_tie_break: _builtins.bool
     """`scoring = POT`: whether the highest hand value at the showdown was tied, so that the
     pot went by the tied hands' highest cards (rank order, all three cards counting;
-    RULES.md §11.5). `pot_winners` then lists the seats whose hands were equal rank for
+    docs/rules.md, "Playing for a pot"). `pot_winners` then lists the seats whose hands were equal rank for
     rank at the top. False under LIVES and when there was no tie to break.
     """
     @_builtins.property
@@ -617,7 +617,7 @@ class RoundEndEvent(_message.Message):
     @_builtins.property
     def pot_winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """`scoring = POT`: the seats that won the round's pot (several share it), from a natural
-        31, a blitz or the showdown's highest hand (RULES.md §11.5). Empty under LIVES, and
+        31, a blitz or the showdown's highest hand (docs/rules.md, "Playing for a pot"). Empty under LIVES, and
         when nobody won (an abandoned round).
         """
 
@@ -762,7 +762,7 @@ Global___ForfeitEvent: _TypeAlias = ForfeitEvent  # noqa: Y015
 
 @_typing.final
 class AnteEvent(_message.Message):
-    """The antes of a round (`scoring = POT`, RULES.md §11.5): paid at the deal, right after the
+    """The antes of a round (`scoring = POT`, docs/rules.md, "Playing for a pot"): paid at the deal, right after the
     round's DealEvent and before natural 31s are checked.
     """
 
@@ -792,7 +792,7 @@ Global___AnteEvent: _TypeAlias = AnteEvent  # noqa: Y015
 
 @_typing.final
 class PotAwardEvent(_message.Message):
-    """The award of a round's pot (`scoring = POT`, RULES.md §11.5), written just before the
+    """The award of a round's pot (`scoring = POT`, docs/rules.md, "Playing for a pot"), written just before the
     round's RoundEndEvent (which gives the winners' hands and how they won).
     """
 
@@ -862,7 +862,7 @@ class LogFooter(_message.Message):
     @_builtins.property
     def chips(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """`scoring = POT`: net chips of every seat at the end of the match, indexed by seat; may
-        be negative. The placings follow from them (RULES.md §11.5). Empty under LIVES (and in
+        be negative. The placings follow from them (docs/rules.md, "Playing for a pot"). Empty under LIVES (and in
         logs written before pot scoring existed).
         """
 
