@@ -60,7 +60,7 @@ def card_to_pb(c: Card) -> str:
 
 
 # The wire's card text (game.proto): exactly a rank from RANKS then a suit from SUITS, case
-# sensitive, nothing around it; the rules also accept "10" for the rank T (RULES.md: "10d").
+# sensitive, nothing around it; the rules also accept "10" for the rank T (docs/rules.md, "Cards and notation": "10d").
 # A table, not Card.parse: that parser is lenient for people ("ah", " 2c"), and the referee
 # must not guess what a bot meant. A dict lookup is also the cheapest check on a hot path.
 _WIRE_CARDS: dict[str, Card] = {c.text: c for c in DECK}
