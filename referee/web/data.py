@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from referee.faults import LogError
 from referee.log import read_log, walk_log
@@ -51,6 +52,23 @@ SORTS = {
     "duration": "duration_s",
     "rounds": "CAST(json_extract(result, '$.rounds') AS INTEGER)",
 }
+
+
+class _Entry(NamedTuple):
+    """A match in the list's index: what it is filtered and sorted by."""
+
+    key: str
+    seats: tuple[str, ...]
+    rounds: int
+    finished_at: str
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    signature: Any
+    entries: list[_Entry]
+    bots: list[str]
 
 
 class NotFound(LookupError):
@@ -132,6 +150,10 @@ class Source:
         self._cache: tuple[Any, dict[str, Any]] | None = None
         self._logs: dict[str, Path] = {}
         self._loose: tuple[Any, list[MatchRow]] | None = None
+        self._idx: _Index | None = None
+        self._computing: threading.Thread | None = None
+        self._next_compute = 0.0
+        self._error: str | None = None
         if not self.folder.is_dir():
             raise StoreError(f"no such folder: {self.folder}")
         if self.tournament:
@@ -188,71 +210,127 @@ class Source:
 
     # ------------------------------------------------------------ standings and history
 
-    def standings(self) -> dict[str, Any]:
-        """``standings --json``'s data, plus ``history`` (the rating plot) and ``signature``."""
+    def standings(self, *, wait: bool = True) -> dict[str, Any]:
+        """``standings --json``'s data, plus ``history`` (the rating plot), ``signature`` and
+        ``stale``.
+
+        Computed once per change of the results, in a thread of its own. With ``wait=False``
+        (the server's polls) the last computed standings are returned at once, marked
+        ``stale`` while newer ones are being computed; a new computation starts no sooner
+        than its last one took after it ended, so a live run is never slowed by more than
+        half a core.
+        """
+        sig = self.signature()
         with self._lock:
-            sig = self.signature()
-            if self._cache is not None and self._cache[0] == sig:
-                return self._cache[1]
-            if self.tournament:
-                with TournamentStore.open(self.folder, readonly=True) as store:
-                    st = tournament_standings(store)
-                    data: dict[str, Any] = json.loads(self.standings_json(st, store.settings))
-                    history = tournament_rating_history(store)
-            else:
-                rows = self._loose_rows()
-                st = compute_standings(rows)
-                data = json.loads(self.standings_json(st, TournamentSettings()))
-                data["settings"] = None
-                history = rating_history(rows)
-            shown = data.get("settings") or {}
-            # As text too: a 64-bit seed is beyond a JavaScript number's exact integers.
-            data["seed_text"] = str(shown["seed"]) if shown.get("seed") is not None else None
-            data["history"] = history_json(history)
-            data["signature"] = json.dumps(sig)
-            data["source"] = {"folder": self.folder.name, "kind": "tournament" if self.tournament else "logs"}
+            cached = self._cache
+            if cached is not None and cached[0] == sig:
+                return cached[1]
+            thread = self._computing
+            if thread is None and (cached is None or time.monotonic() >= self._next_compute):
+                thread = self._computing = threading.Thread(target=self._compute, args=(sig,), name="standings", daemon=True)
+                thread.start()
+        if cached is not None and not wait:
+            return {**cached[1], "stale": True}
+        if thread is not None:
+            thread.join()
+        with self._lock:
+            if self._cache is None:
+                raise StoreError(self._error or f"cannot compute the standings of {self.folder}")
+            return self._cache[1]
+
+    def _compute(self, sig: Any) -> None:
+        started = time.monotonic()
+        try:
+            data = self._standings_now()
+        except (StoreError, sqlite3.Error) as e:
+            with self._lock:
+                self._error = str(e)
+                self._computing = None
+            return
+        data["signature"] = json.dumps(sig)
+        data["stale"] = False
+        with self._lock:
             self._cache = (sig, data)
-            return data
+            self._computing = None
+            self._error = None
+            self._next_compute = time.monotonic() + max(1.0, time.monotonic() - started)
+
+    def _standings_now(self) -> dict[str, Any]:
+        if self.tournament:
+            with TournamentStore.open(self.folder, readonly=True) as store:
+                st = tournament_standings(store)
+                data: dict[str, Any] = json.loads(self.standings_json(st, store.settings))
+                history = tournament_rating_history(store)
+        else:
+            rows = self._loose_rows()
+            st = compute_standings(rows)
+            data = json.loads(self.standings_json(st, TournamentSettings()))
+            data["settings"] = None
+            history = rating_history(rows)
+        shown = data.get("settings") or {}
+        # As text too: a 64-bit seed is beyond a JavaScript number's exact integers.
+        data["seed_text"] = str(shown["seed"]) if shown.get("seed") is not None else None
+        data["history"] = history_json(history)
+        data["source"] = {"folder": self.folder.name, "kind": "tournament" if self.tournament else "logs"}
+        return data
 
     # ------------------------------------------------------------ the match list
 
+    def _index(self) -> _Index:
+        """The match list's light columns, read once per change of the results."""
+        sig = self.signature()
+        with self._lock:
+            if self._idx is not None and self._idx.signature == sig:
+                return self._idx
+        entries: list[_Entry] = []
+        if self.tournament:
+            with self._db() as c:
+                names = {str(n) for (n,) in c.execute("SELECT name FROM bots")}
+                for key, seats, rounds, fin, dur in c.execute(
+                    "SELECT key, seats, CAST(json_extract(result, '$.rounds') AS INTEGER), finished_at, duration_s FROM matches"
+                ):
+                    entries.append(_Entry(key, tuple(json.loads(seats)), int(rounds or 0), fin, float(dur)))
+        else:
+            names = set()
+            for r in self._loose_rows():
+                entries.append(_Entry(r.key, r.seats, int(r.result.get("rounds", 0)), r.finished_at, r.duration_s))
+        for e in entries:
+            names.update(e.seats)
+        idx = _Index(sig, entries, sorted(names))
+        with self._lock:
+            self._idx = idx
+        return idx
+
     def bots(self) -> list[str]:
         """Every bot's name, for the filter."""
-        if not self.tournament:
-            return sorted({n for r in self._loose_rows() for n in r.seats})
-        with self._db() as c:
-            names = {str(n) for (n,) in c.execute("SELECT name FROM bots")}
-            names |= {str(n) for (n,) in c.execute("SELECT DISTINCT j.value FROM matches, json_each(matches.seats) AS j")}
-        return sorted(names)
+        return self._index().bots
 
     def matches(self, query: Page) -> dict[str, Any]:
-        """One page of the match list: ``total`` (after the filter), ``rows``, ``bots``."""
+        """One page of the match list: ``total`` (after the filter), ``rows``, ``bots``.
+
+        Filtered and sorted over an index of light columns held in memory (read again when
+        the results change), then only the page's rows are read in full.
+        """
         q = query.clean()
+        idx = self._index()
+        chosen = [e for e in idx.entries if q.bot in e.seats] if q.bot else list(idx.entries)
+        field = {"key": 0, "finished": 3, "duration": 4, "rounds": 2}[q.sort]
+        chosen.sort(key=lambda e: (e[field], e.key), reverse=q.desc)
+        page = chosen[(q.page - 1) * q.per : q.page * q.per]
+        keys = [e.key for e in page]
         if self.tournament:
-            where, params = "", []
-            if q.bot:
-                where = "WHERE EXISTS (SELECT 1 FROM json_each(matches.seats) WHERE value = ?)"
-                params.append(q.bot)
-            order = f"{SORTS[q.sort]} {'DESC' if q.desc else 'ASC'}, key {'DESC' if q.desc else 'ASC'}"
+            by_key: dict[str, MatchRow] = {}
             with self._db() as c:
-                (total,) = c.execute(f"SELECT count(*) FROM matches {where}", params).fetchone()
-                rows = []
+                marks = ",".join("?" * len(keys))
                 for key, tk, deal, rot, seed, seats, result, log, fin, dur in c.execute(
-                    f"SELECT * FROM matches {where} ORDER BY {order} LIMIT ? OFFSET ?",
-                    [*params, q.per, (q.page - 1) * q.per],
+                    f"SELECT * FROM matches WHERE key IN ({marks})", keys
                 ):
-                    rows.append(MatchRow(key, tk, deal, rot, int(seed), tuple(json.loads(seats)), json.loads(result), log, fin, dur))
+                    by_key[key] = MatchRow(key, tk, deal, rot, int(seed), tuple(json.loads(seats)), json.loads(result), log, fin, dur)
+            rows = [by_key[k] for k in keys if k in by_key]
         else:
-            loose = [r for r in self._loose_rows() if not q.bot or q.bot in r.seats]
-            keyf: dict[str, Callable[[MatchRow], Any]] = {
-                "key": lambda r: r.key,
-                "finished": lambda r: (r.finished_at, r.key),
-                "duration": lambda r: (r.duration_s, r.key),
-                "rounds": lambda r: (int(r.result.get("rounds", 0)), r.key),
-            }
-            loose.sort(key=keyf[q.sort], reverse=q.desc)
-            total = len(loose)
-            rows = loose[(q.page - 1) * q.per : q.page * q.per]
+            loose = {r.key: r for r in self._loose_rows()}
+            rows = [loose[k] for k in keys if k in loose]
+        total = len(chosen)
         return {
             "total": total,
             "page": q.page,
@@ -262,7 +340,7 @@ class Source:
             "desc": q.desc,
             "bot": q.bot,
             "rows": [_row_json(r) for r in rows],
-            "bots": self.bots(),
+            "bots": idx.bots,
         }
 
     def all_matches(self) -> list[dict[str, Any]]:

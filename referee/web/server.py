@@ -89,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
                 name = path[8:]
                 self._send(200, static_text(name).encode(), STATIC_FILES[name])
             elif path == "/api/standings":
-                self._json(src.standings())
+                self._json(src.standings(wait=False))
             elif path == "/api/matches":
                 page = Page(
                     bot=query.get("bot") or None,

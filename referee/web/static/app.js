@@ -317,7 +317,7 @@
       state.signature = st.signature;
       var prog = st.progress || {};
       var live = document.getElementById("live");
-      live.textContent = (prog.scheduled && !prog.complete ? "live · " + prog.played + "/" + prog.scheduled + " · " : "") + "updated " + new Date().toLocaleTimeString();
+      live.textContent = (prog.scheduled && !prog.complete ? "live · " + prog.played + "/" + prog.scheduled + " · " : "") + "updated " + new Date().toLocaleTimeString() + (st.stale ? " · recomputing the standings…" : "");
       if (!changed || !state.route) return;
       if (state.route.page === "standings") renderStandings(st);
       else if (state.route.page === "matches") showMatches(state.route.query);
