@@ -478,7 +478,7 @@
     var back = MODE === "single" ? null : el("p", null, el("a", { href: "#/matches" }, "← matches"));
     setChildren(app, back, title, info, notes, views, controls,
       el("div", { cls: "layout" }, el("div", null, el("div", { id: "table", cls: "felt" }), el("div", { id: "event", cls: "event" }), el("div", { id: "panel" })),
-        el("div", null, el("div", { cls: "muted" }, "this round's steps"), el("div", { id: "steps", cls: "steps" }))));
+        el("div", null, el("div", { cls: "muted" }, "this round so far"), el("div", { id: "steps", cls: "steps" }))));
     renderReplayBody();
   }
 
@@ -546,12 +546,12 @@
     setChildren(ev, describe(d, step));
     setChildren(document.getElementById("panel"), panel(d, step, f));
 
-    // the round's steps, the current one marked
+    // the round's steps so far (never the ones to come), the current one marked
     var list = document.getElementById("steps");
-    var starts = roundStarts(d.steps), from = 0, to = n;
-    starts.forEach(function (i, j) { if (i <= r.step) { from = i; to = j + 1 < starts.length ? starts[j + 1] : n; } });
+    var from = 0;
+    roundStarts(d.steps).forEach(function (i) { if (i <= r.step) from = i; });
     var items = [];
-    for (var i = from; i < to; i++) {
+    for (var i = from; i <= r.step; i++) {
       (function (i) {
         var st = d.steps[i];
         items.push(el("div", { cls: (i === r.step ? "cur " : "") + st.kind, "data-step": String(i), onclick: function () { setStep(i); } }, describe(d, st)));
