@@ -99,13 +99,21 @@ def _plain(v: Json) -> str:
     return str(v)
 
 
+#: The step kinds the page draws itself (``static/app.js``, ``describe``); any other kind
+#: carries its ``text``, which the page shows as it is.
+DRAWN_KINDS = frozenset(("deal", "action", "restock", "fault", "forfeit", "thirty_one", "round_end", "result"))
+
+
 def step_to_json(step: Step | object) -> dict[str, Json]:
-    """One step as a dict: ``kind``, every field of the step, and ``text``."""
+    """One step as a dict: ``kind``, every field of the step, and, for a kind the page does
+    not draw itself (:data:`DRAWN_KINDS`), ``text``."""
     data = to_json(step)
-    out: dict[str, Json] = {"kind": step_kind(step)}
+    kind = step_kind(step)
+    out: dict[str, Json] = {"kind": kind}
     if isinstance(data, dict):
         out.update(data)
-    out["text"] = step_text(step)
+    if kind not in DRAWN_KINDS:
+        out["text"] = step_text(step)
     return out
 
 
@@ -276,4 +284,4 @@ def replay_to_json(replay: Replay) -> dict[str, Json]:
     }
 
 
-__all__ = ["header_to_json", "replay_to_json", "step_kind", "step_text", "step_to_json", "to_json"]
+__all__ = ["DRAWN_KINDS", "header_to_json", "replay_to_json", "step_kind", "step_text", "step_to_json", "to_json"]

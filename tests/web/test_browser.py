@@ -343,3 +343,28 @@ def test_replay_html_is_one_file_that_works_offline(page: Any, logs: dict[str, P
     )
     assert all(u.startswith(("file://", "data:")) for u in con.requests)
     shot(pg, "replay-html")
+
+
+def test_a_step_kind_the_page_does_not_know_is_shown_as_its_text(page: Any, logs: dict[str, Path], tmp_path: Path) -> None:
+    from referee.log import Position
+    from referee.web.data import replay_views
+    from referee.web.replay_json import step_to_json
+    from referee.web.server import _js_json, _page
+    from tests.web.test_data import WidowSwapStep
+
+    views = replay_views(logs["standard"])
+    omni = views["omni"]
+    new = step_to_json(WidowSwapStep(Position(3, 1, 0, "seat 1 swap widow"), 1, (Card.parse("Ah"),), (Card.parse("Td"),)))
+    omni["steps"].insert(2, new)
+    omni["frames"].insert(2, omni["frames"][1])
+    for v in views.values():
+        v["id"] = "standard"
+    data = {"mode": "single", "match": "standard", "replays": {"standard": views}}
+    out = tmp_path / "variant.html"
+    out.write_text(_page(f"<script>window.THIRTYONE_DATA = {_js_json(data)};</script>\n", inline=True), encoding="utf-8")
+    pg, _ = page
+    pg.goto(out.as_uri() + "#/replay/standard/omni/2")
+    pg.wait_for_selector("#event [data-kind=widow_swap]")
+    assert pg.inner_text("#event") == new["text"]
+    pg.keyboard.press("ArrowRight")
+    assert pg.inner_text("#step-info").startswith("step 4 ")
