@@ -65,7 +65,7 @@ def main() -> None:
             rows.append(("standings, repeated (cached; the page's poll)", statistics.median(t for t, _ in again), again[0][1]))
             pages = -(-args.matches // 50)
             queries = {
-                "matches, page 1 of 50": "api/matches?page=1&per=50",
+                "matches, page 1 (50 a page)": "api/matches?page=1&per=50",
                 f"matches, page {pages // 2} (middle)": f"api/matches?page={pages // 2}&per=50",
                 f"matches, page {pages} (last)": f"api/matches?page={pages}&per=50",
                 "matches, filtered by one bot": "api/matches?bot=bot03&page=3&per=50",
