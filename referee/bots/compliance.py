@@ -452,12 +452,15 @@ class _Checker:
 
         The check's first decision may draw on the time bank, as a match's first decision
         may: a bot warms up on its first move (imports, tables), and a match's bank covers
-        that. Later ones must fit the budget plus the grace, unless ``use_bank``.
+        that. Later ones must fit the budget plus the grace, unless ``use_bank``; so they tell
+        the bot its bank is empty, as a match does once a bot has used it up, and a bot that
+        heeds ``time_bank_ms`` is not failed for planning on a bank it was told it has.
         """
         bank = self.use_bank or self.asked == 0
         self.asked += 1
         deadline_s = self._deadline_s(bank)
-        request = wire.decision_request(pos.observation, pos.decision_id, self.tc.budget_ms, self.tc.bank_ms)
+        told = self.tc.bank_ms if bank else 0
+        request = wire.decision_request(pos.observation, pos.decision_id, self.tc.budget_ms, told)
         try:
             answer = await stream.decide(request, pos.decision_id, deadline_s)
         except TimeoutFault:

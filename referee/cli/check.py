@@ -83,7 +83,7 @@ def check_bot_command(
         ),
     ],
     budget_ms: Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms.")] = _DEFAULT_TC.budget_ms,
-    bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank told to the bot, ms (the check never grants it).")] = _DEFAULT_TC.bank_ms,
+    bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank per seat, ms: only the first decision may use it (later ones are told 0).")] = _DEFAULT_TC.bank_ms,
     grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport delays, ms.")] = _DEFAULT_TC.grace_ms,
     startup_timeout: Annotated[float, typer.Option("--startup-timeout", help="Seconds the bot gets to start.")] = 10.0,
     sandbox: SandboxOpt = "auto",

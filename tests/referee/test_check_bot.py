@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
+from thirtyone.v1 import bot_pb2
 from typer.testing import CliRunner
 
 import referee.cli.commands  # noqa: F401  (registers the commands)
@@ -83,6 +85,23 @@ def test_each_decision_case_reaches_a_real_position_of_its_kind() -> None:
     assert empty.stock_size == 0 and empty.rules.empty_stock == "showdown" and PASS in empty.legal_actions
     # The id the match would have reached: one decision per action played before.
     assert by_key["empty_stock"].decision_id > 80
+
+
+def test_the_requests_are_those_a_match_sends(tmp_path: Path) -> None:
+    # The spy test bot records every DecisionRequest it gets, as JSON.
+    record = tmp_path / "requests.jsonl"
+    check(hostile("spy", "--record", str(record)))
+    got = [json_format.Parse(line, bot_pb2.DecisionRequest()) for line in record.read_text().splitlines()]
+    cases = [c.position() for c in DECISION_CASES]
+    expected = [
+        wire.decision_request(p.observation, p.decision_id, SHORT_TC.budget_ms, SHORT_TC.bank_ms if i == 0 else 0)
+        for i, p in enumerate(cases)
+    ]
+    assert got[: len(cases)] == [e.decision_request for e in expected]
+    # Then the two streams at once (in either order): the first two positions again.
+    assert sorted(r.decision_id for r in got[len(cases) :]) == [1, 2]
+    # Only the first decision is told of a time bank: every other must fit its budget.
+    assert [r.time_bank_ms for r in got] == [SHORT_TC.bank_ms] + [0] * (len(got) - 1)
 
 
 # ---------------------------------------------------------------- bots that keep the contract
