@@ -263,7 +263,6 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         seed=1,
         moves=(),
         claim=lambda m: m.phase is Phase.TURN_START and _legal(m) == {DRAW_STOCK, DRAW_DISCARD},
-        hint="the round's first turn: no knock (knock_ban=first_turn)",
     ),
     DecisionCase(
         "discard_after_stock",
@@ -273,7 +272,6 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         seed=1,
         moves=(draw_stock,),
         claim=lambda m: m.phase is Phase.DISCARD and m.drawn_from is Pile.STOCK and len(m.legal_actions()) == 4,
-        hint="any of the four cards may go",
     ),
     DecisionCase(
         "discard_after_pile",
