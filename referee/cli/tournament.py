@@ -215,10 +215,17 @@ def submit_command(
         ),
     ] = None,
 ) -> None:
-    """Submit a bot: it must pass a short match against the random bot first."""
+    """Submit a bot: it must pass 'thirtyone check-bot' and a short match against the random bot first.
+
+    A name that is taken or malformed is refused before anything starts (the bot's own name,
+    when --name is not given, as soon as the bot has said it).
+    """
     store = _open(folder)
     with store:
-        err.print(escape(f"validating {bot!r} with a short match against the random bot…"), highlight=False)
+        err.print(
+            escape(f"checking {bot!r} (as 'thirtyone check-bot' does), then a short match against the random bot…"),
+            highlight=False,
+        )
         try:
             entry = submit(store, bot, name, bot_dir=bot_dir)
         except (SubmissionError, StoreError, SettingsError, BotError, SandboxError) as e:

@@ -15,11 +15,11 @@ from referee.tournament.store import StoreError, TournamentStore
 
 from .conftest import SDK_BOT, copy_tournament, fails, flat, left_as_is, ok
 
-#: File bots that start but break the rules or the protocol in their validation match.
+#: File bots that start but break the rules or the protocol, which the compliance check finds.
 FAULTY_BOTS = {
     # Passing is legal only under empty_stock=showdown, never at the start of a standard match.
     "passer": (SDK_BOT.replace('name = "plain"', 'name = "passer"').replace(
-        "        if view.must_discard:", "        return sdk.PASS\n        if view.must_discard:"), "illegal in round 1"),
+        "        if view.must_discard:", "        return sdk.PASS\n        if view.must_discard:"), "illegal action pass"),
     # Not an action at all: the SDK ends the stream, which the referee records as a crash.
     "garbler": (SDK_BOT.replace('name = "plain"', 'name = "garbler"').replace(
         "        if view.must_discard:", "        return 'garbage'  # type: ignore[return-value]\n        if view.must_discard:"),
@@ -66,12 +66,12 @@ def test_a_bot_that_cannot_start_is_refused(one: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bot", sorted(FAULTY_BOTS))
-def test_a_bot_that_faults_in_validation_is_refused(one: Path, tmp_path: Path, bot: str) -> None:
+def test_a_bot_that_fails_its_compliance_check_is_refused(one: Path, tmp_path: Path, bot: str) -> None:
     source, message = FAULTY_BOTS[bot]
     path = tmp_path / f"{bot}.py"
     path.write_text(source)
     with left_as_is(one):
-        fails("submit", one, path, message="the bot faulted in its validation match against the random bot")
+        fails("submit", one, path, message="the bot failed its compliance check")
         fails("submit", one, path, "--name", "other", message=message)
 
 
