@@ -313,8 +313,14 @@ class LocalBotProcess:
         self._stopped = True
         try:
             loop = asyncio.get_running_loop()
-            self._signal_group(signal.SIGTERM)
             deadline = loop.time() + grace_s
+            # The contract promises a bot SIGTERM and a grace before SIGKILL. Sandboxed, the
+            # group's SIGTERM would reach only bubblewrap, whose death SIGKILLs the bot at
+            # once; so the bot is told first, inside the sandbox, and given the grace.
+            if self.sandbox is not None and self._proc.poll() is None and self._terminate_inside():
+                while self._proc.poll() is None and loop.time() < deadline:
+                    await asyncio.sleep(0.01)
+            self._signal_group(signal.SIGTERM)
             # poll() reaps the leader once it exits; the group lives on while any member does.
             while (self._proc.poll() is None or self._group_alive()) and loop.time() < deadline:
                 await asyncio.sleep(0.01)
@@ -349,6 +355,10 @@ class LocalBotProcess:
         """
         if self._stopped or self._proc.poll() is not None:
             return False
+        return self._terminate_inside()
+
+    def _terminate_inside(self) -> bool:
+        """SIGTERM the bot's own group (inside its sandbox, if any); True if it was sent."""
         group = self._pgid
         if self.sandbox is not None:
             inner = _children(self._proc.pid)
