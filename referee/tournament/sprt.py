@@ -46,6 +46,11 @@ likely distributions under the two constraints.
 - Larger tables, *normal*: ``x`` takes many values, so the GSPRT is taken in its normal
   approximation (fishtest's, fastchess's): with ``N`` deals, mean ``m`` and variance ``v`` of
   ``x``, ``LLR = N (s1 - s0) (2m - s0 - s1) / (2v)``. (The pentanomial LLR is close to it too.)
+  Where fishtest has thousands of games before it looks, this test looks after every deal,
+  and with a handful of deals the sample variance is often near 0: ``v`` is taken as
+  ``(N v + 2/16) / (N + 2)``, as if two more deals of spread 1/4 had been seen (the role
+  fishtest's regularization plays for the pentanomial). Without it, simulated tests with no
+  difference accepted H1 40% of the time; with it, 5.8% (alpha 5%).
 
 **Estimates** shown alongside: Elo from the mean deal score, its 95% interval from
 ``m +- z sqrt(v/N)`` (``z = norm.ppf(0.975)``) mapped through the same logistic curve, and the
@@ -70,8 +75,12 @@ Verdict = Literal["H0", "H1", "undecided"]
 PENTA_VALUES = (0.0, 0.25, 0.5, 0.75, 1.0)
 #: What replaces an empty pentanomial cell (fishtest's regularization).
 EMPTY_CELL = 1e-3
-#: The smallest variance the normal model uses (deal scores all equal: no spread seen yet).
-MIN_VARIANCE = 1e-4
+#: The normal model's variance starts from this many pseudo-deals of this variance (a spread
+#: of +-1/4 around the mean): with one or two deals seen, the sample variance is too often
+#: near 0 and the LLR leaps to a bound (40% wrong verdicts by simulation, against 5.8% so).
+VARIANCE_PRIOR = (2.0, 1.0 / 16.0)
+#: The smallest variance the normal model uses.
+MIN_VARIANCE = 1e-6
 #: Deal scores are clipped this far inside (0, 1) before they become Elo (no infinities).
 SCORE_CLIP = 1e-4
 #: Confidence of the Elo interval.
@@ -117,18 +126,16 @@ def _mle_terms(values: Sequence[float], freqs: Sequence[float], s: float) -> lis
             t = 1.0 / (1.0 + lam * d)
             f += w * t
             fp -= w * d * t * t
+        step = f / fp
+        if f == 0 or abs(step) <= 1e-15 * max(1.0, abs(lam)):
+            break  # at the root, to the last bit
         if f > 0:
             left = lam
         else:
             right = lam
-        step = f / fp if fp < 0 else 0.0
-        new = lam - step
-        if not left < new < right:
-            new = (left + right) / 2
-        if abs(new - lam) <= 1e-15 * max(1.0, abs(lam)) or f == 0:
-            lam = new
-            break
-        lam = new
+        lam -= step
+        if not left < lam < right:
+            lam = (left + right) / 2
     return [1.0 + lam * d for d in dev]
 
 
@@ -148,12 +155,16 @@ def pentanomial_llr(counts: Sequence[float], elo0: float, elo1: float) -> float:
     return n * sum(p * (math.log(a) - math.log(b)) for p, a, b in zip(freqs, t0, t1, strict=True))
 
 
-def normal_llr(n: float, mean: float, variance: float, elo0: float, elo1: float) -> float:
+def normal_llr(n: float, mean: float, variance: float, elo0: float, elo1: float, *, prior: bool = False) -> float:
     """The normal approximation of the GSPRT's LLR for ``n`` observations of mean ``mean``
-    and variance ``variance`` (floored at :data:`MIN_VARIANCE`)."""
+    and variance ``variance``; with ``prior``, the variance is first pulled towards
+    :data:`VARIANCE_PRIOR` (as the test does)."""
     if n <= 0:
         return 0.0
     s0, s1 = score_of_elo(elo0), score_of_elo(elo1)
+    if prior:
+        k, v0 = VARIANCE_PRIOR
+        variance = (n * variance + k * v0) / (n + k)
     v = max(variance, MIN_VARIANCE)
     return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * v)
 
@@ -321,7 +332,7 @@ class SequentialTest:
         if self.model == "pentanomial":
             self.llr = pentanomial_llr(self.counts, p.elo0, p.elo1)
         else:
-            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1)
+            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1, prior=True)
         if self.llr >= self.upper:
             self.verdict = "H1"
         elif self.llr <= self.lower:
