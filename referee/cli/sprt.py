@@ -191,21 +191,21 @@ def sprt_command(
         typer.Option("--dir", help="The test's folder: a new one, or one holding a test to continue (default: a new sprt-NEW-vs-OLD folder here)."),
     ] = None,
     table_size: Annotated[
-        int | None, typer.Option("--table-size", "-k", help="Seats per table; above 2, NEW and OLD each sit with the --field bots [default: 2].")
+        int | None, typer.Option("--table-size", "-k", help="Seats per table; above 2, NEW and OLD each sit with the --field bots (default: 2).")
     ] = None,
     field: Annotated[
         list[str] | None,
         typer.Option("--field", help="Filler bots for tables of more than 2 seats (repeatable, or comma-separated)."),
     ] = None,
-    elo0: Annotated[float | None, typer.Option("--elo0", help=f"H0: the Elo difference is elo0 [default: {DEFAULT_ELO0:g}].")] = None,
-    elo1: Annotated[float | None, typer.Option("--elo1", help=f"H1: the Elo difference is elo1 [default: {DEFAULT_ELO1:g}].")] = None,
-    alpha: Annotated[float | None, typer.Option("--alpha", help=f"Chance of accepting H1 when H0 holds [default: {DEFAULT_ALPHA:g}].")] = None,
-    beta: Annotated[float | None, typer.Option("--beta", help=f"Chance of accepting H0 when H1 holds [default: {DEFAULT_BETA:g}].")] = None,
+    elo0: Annotated[float | None, typer.Option("--elo0", help=f"H0: the Elo difference is elo0 (default: {DEFAULT_ELO0:g}).")] = None,
+    elo1: Annotated[float | None, typer.Option("--elo1", help=f"H1: the Elo difference is elo1 (default: {DEFAULT_ELO1:g}).")] = None,
+    alpha: Annotated[float | None, typer.Option("--alpha", help=f"Chance of accepting H1 when H0 holds (default: {DEFAULT_ALPHA:g}).")] = None,
+    beta: Annotated[float | None, typer.Option("--beta", help=f"Chance of accepting H0 when H1 holds (default: {DEFAULT_BETA:g}).")] = None,
     max_deals: Annotated[
-        int | None, typer.Option("--max-deals", help=f"Stop undecided after this many deals [default: {DEFAULT_MAX_DEALS}].")
+        int | None, typer.Option("--max-deals", help=f"Stop undecided after this many deals (default: {DEFAULT_MAX_DEALS}).")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="The test's seed (default: random).")] = None,
-    budget_ms: Annotated[int | None, typer.Option("--budget-ms", help=f"Time per decision, ms [default: {_TC.budget_ms}].")] = None,
+    budget_ms: Annotated[int | None, typer.Option("--budget-ms", help=f"Time per decision, ms (default: {_TC.budget_ms}).")] = None,
     preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = 1,
@@ -253,6 +253,8 @@ def sprt_command(
         if names is None or new is None or old is None:
             fail("name the bots to test: thirtyone sprt NEW OLD" + (f" (no test in {folder} to continue)" if folder else ""))
         k = table_size if table_size is not None else (1 + len(fields) if fields else 2)
+        if k > 2 and len(fields) != k - 1:
+            fail(f"--table-size {k} needs {k - 1} filler bot(s) to sit with NEW and with OLD: name them with --field (got {len(fields)})")
         try:
             tc = TimeControl(budget_ms=budget_ms) if budget_ms is not None else TimeControl()
             settings = TournamentSettings(
