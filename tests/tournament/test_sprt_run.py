@@ -270,3 +270,31 @@ def test_a_small_gauntlet(tmp_path: Path) -> None:
     assert standings
     with TournamentStore.open(folder, readonly=True) as store:
         assert store.settings.format == "gauntlet" and store.settings.challengers == ("threshold",)
+
+
+def test_bad_sprt_commands_are_refused(tmp_path: Path) -> None:
+    fails("sprt", "greedy", message="name both bots, NEW and OLD")
+    fails("sprt", message="name the bots to test")
+    fails("sprt", "greedy", "random", "-k", "3", "--dir", tmp_path / "a", message="--table-size 3 needs 2 filler bot(s)")
+    fails("sprt", "greedy", "random", "--elo0", "5", "--elo1", "5", "--dir", tmp_path / "b", message="elo0 must be less than elo1")
+    fails("sprt", "greedy", "random", "--alpha", "0.9", "--dir", tmp_path / "c", message="alpha must be between 0 and 0.5")
+    fails("sprt", "greedy", "./nowhere.py", "--dir", tmp_path / "d", message="no such file")
+    assert not any(tmp_path.iterdir())  # nothing made
+
+
+@pytest.mark.slow
+def test_a_test_at_a_table_of_three_with_filler_bots(tmp_path: Path) -> None:
+    # The same bot twice (an A/A test): named threshold.new and threshold.old, with two
+    # deterministic fillers (the random bot draws from the match id, which differs by table).
+    result = ok(
+        "sprt", "threshold", "threshold", "--field", "greedy,threshold", "--max-deals", "2", "--rule", "lives=1",
+        "--dir", tmp_path / "t", "--seed", "5", "--sandbox", SANDBOX, "--json",
+    )
+    data = _json_of(result.stdout)
+    assert data["model"] == "normal" and data["pentanomial"] is None
+    assert (data["new"], data["old"], data["field"]) == ("threshold.new", "threshold.old", ["greedy", "threshold"])
+    assert data["deals"] == 2 and data["matches"] == 12 and data["finished"] is True
+    # Identical bots at identical seats with identical cards: identical results, no difference.
+    assert data["verdict"] == "undecided" and data["score"] == 0.5
+    rows = stored_matches(tmp_path / "t")
+    assert len(rows) == 12 and {len(r.seats) for r in rows} == {3}
