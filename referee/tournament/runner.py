@@ -581,7 +581,8 @@ class LocalPool:
         if attempts.get(r.key, 0) >= MAX_ATTEMPTS:
             return r
         original = task or next(t for t in tasks if t.match.key == r.key)
-        todo.append(original)
+        # Next rather than last: an SPRT test counts deals in order, and would wait for it.
+        todo.appendleft(original)
         return dataclasses.replace(r, retrying=True)
 
 
