@@ -2,9 +2,9 @@
 
 A search bot cannot look at the other hands or the stock, but it can *guess* them many times
 and play each guess out (:mod:`sdk.simulate`). Each guess must be consistent with the seat's
-information (RULES.md §9): its own hand, the discard pile, every card an opponent took from
-the discard pile and still holds, what it knows of forfeited hands, and the sizes of hands
-and stock. :class:`Sampler` deals exactly that, as a
+information (docs/rules.md, "What a bot sees"): its own hand, the discard pile, every card an
+opponent took from the discard pile and still holds, what it knows of forfeited hands, and
+the sizes of hands and stock. :class:`Sampler` deals exactly that, as a
 :class:`~referee.game.position.Position` the game model can play on::
 
     sampler = Sampler(view)

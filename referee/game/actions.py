@@ -40,6 +40,15 @@ class Action:
     kind: ActionKind
     card: Card | None = None
 
+    def __post_init__(self) -> None:
+        # Written by people (``Action(ActionKind.DISCARD, "Ah")``): text becomes the Card, so
+        # that equality with the legal actions holds; anything else would compare unequal to
+        # every legal action and surface far from the mistake.
+        c: object = self.card
+        if c is None or isinstance(c, Card):
+            return
+        object.__setattr__(self, "card", _card_of(c, "Action"))
+
     def __str__(self) -> str:
         if self.kind is ActionKind.DISCARD:
             return f"discard {self.card}"
@@ -86,9 +95,29 @@ _SIMPLE = {
 }
 
 
-def discard(c: Card) -> Action:
-    """The action that discards card ``c``."""
-    return DISCARDS[c]
+def _card_of(c: object, where: str) -> Card:
+    """``c`` as a Card: a Card, or card text read leniently for people (see :meth:`Card.parse`)."""
+    if isinstance(c, Card):
+        return c
+    if isinstance(c, str):
+        try:
+            return Card.parse(c)
+        except CardParseError as e:
+            raise CardParseError(f"{where}({c!r}): {e}") from None
+    raise TypeError(f"{where}() takes a Card or card text like 'Ah', got {type(c).__name__} {c!r}")
+
+
+def discard(c: Card | str) -> Action:
+    """The action that discards card ``c``: a :class:`Card` or its text, ``discard("Ah")``.
+
+    Text is read as :meth:`Card.parse` reads what people type (``"Ah"``, ``"ah"``, ``"10h"``);
+    the referee's wire is stricter, but the action is sent as the card's canonical text.
+    Bad text raises :class:`CardParseError` (a ``ValueError``) naming it; another type
+    raises ``TypeError``.
+    """
+    if isinstance(c, Card):  # the common case first: bots pass cards from the view
+        return DISCARDS[c]
+    return DISCARDS[_card_of(c, "discard")]
 
 
 class Phase(IntEnum):

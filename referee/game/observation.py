@@ -1,4 +1,7 @@
-"""One seat's observation: its information set, and nothing more (RULES.md §9)."""
+"""One seat's observation: its information set, and nothing more.
+
+docs/rules.md, "What a bot sees", says what that is.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Rule options and presets (RULES.md §2-§10), validated, with overrides from Python,
-``key=value`` strings and TOML text."""
+"""Rule options and presets (docs/rules.md, "Rules options" and "Presets"), validated, with
+overrides from Python, ``key=value`` strings and TOML text."""
 
 from __future__ import annotations
 
@@ -41,7 +41,10 @@ MAX_PLAYERS = 9
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """Every option of RULES.md, frozen. Build with :meth:`preset` or :meth:`build`."""
+    """Every rules option (docs/rules.md, "Rules options"), frozen.
+
+    Build with :meth:`preset` or :meth:`build`.
+    """
 
     three_of_a_kind: ThreeOfAKind = "30.5"
     three_aces: float | None = None

@@ -1,4 +1,4 @@
-"""The match as a state machine (RULES.md §3-§8).
+"""The match as a state machine (docs/rules.md, from "The deal" to "The round limit").
 
 A :class:`Match` is a whole game to the last player standing. It always waits on one seat's
 decision (or is over): rounds are dealt, scored and redealt inside :meth:`Match.apply`.
@@ -83,7 +83,8 @@ class RoundResult(NamedTuple):
     lives_lost: dict[int, int]
     tokens_after: tuple[int, ...]
     eliminated: tuple[int, ...]
-    #: The round would have eliminated everyone still in, so nobody was (RULES.md §8).
+    #: The round would have eliminated everyone still in, so nobody was (docs/rules.md,
+    #: "Sudden death").
     sudden_death: bool
     turns: int
 
@@ -655,7 +656,7 @@ class Match:
         return out
 
     def observation(self, seat: int) -> Observation:
-        """What ``seat`` may know now: its information set (RULES.md §9)."""
+        """What ``seat`` may know now: its information set (docs/rules.md, "What a bot sees")."""
         return observe(self, seat)
 
 

@@ -1,10 +1,11 @@
 """Test helpers: stacked decks and play helpers so that tests read like card-table
 scenarios, and random self-play with invariant checks (below).
 
-A round's deck is the full 52 cards in dealing order (RULES.md §3 and ``RecordedChance``):
-one card at a time to each seat still in, starting left of the dealer, three rounds of that,
-then the upcard, then the stock with its top first. :func:`stacked_deck` builds one from the
-cards a test cares about and fills the rest with a fixed, harmless filler::
+A round's deck is the full 52 cards in dealing order (docs/rules.md, "The deal", and
+``RecordedChance``): one card at a time to each seat still in, starting left of the dealer,
+three rounds of that, then the upcard, then the stock with its top first.
+:func:`stacked_deck` builds one from the cards a test cares about and fills the rest with a
+fixed, harmless filler::
 
     deck = stacked_deck(3, hands={1: "Ah Kh Qh"}, upcard="2c", stock="9h 3d")
     m = stacked_match(3, deck)
@@ -223,7 +224,7 @@ def hand_of(m: Match, seat: int) -> set[str]:
 
 # ---------------------------------------------------------------------------------------
 # Random self-play with invariant checks, shared by the self-play, determinism and secrecy
-# tests. Every check here is written from RULES.md, not from the model's code.
+# tests. Every check here is written from docs/rules.md, not from the model's code.
 
 ALL_ACTIONS: tuple[Action, ...] = (KNOCK, DRAW_STOCK, DRAW_DISCARD, PASS, *DISCARDS)
 FULL_DECK = sorted(DECK)
@@ -303,7 +304,8 @@ def check_legality(m: Match) -> None:
 
 
 def expected_losses(r: RoundResult, rules: Rules) -> dict[int, int]:
-    """Lives lost in a round, per RULES.md §4, §5 and §7, from the values shown."""
+    """Lives lost in a round, per docs/rules.md (natural 31, blitz, showdown), from the values
+    shown."""
     seats = sorted(r.hands)
     if r.end in (RoundEnd.NATURAL_31, RoundEnd.BLITZ):
         n = rules.simultaneous_31_loss if len(r.thirty_one) > 1 else 1
@@ -325,7 +327,10 @@ def expected_losses(r: RoundResult, rules: Rules) -> dict[int, int]:
 def expected_tokens(
     tokens: list[int], seats: list[int], losses: dict[int, int], rules: Rules
 ) -> tuple[list[int], list[int], bool]:
-    """Tokens after the losses, who is out, and whether it was sudden death (§8)."""
+    """Tokens after the losses, who is out, and whether it was sudden death.
+
+    docs/rules.md, "Lives and the bus" and "Sudden death".
+    """
     new = list(tokens)
     out: list[int] = []
     for s, n in losses.items():

@@ -1,4 +1,5 @@
-"""Rule options and presets (RULES.md §2-§10): validation and every way to set them."""
+"""Rule options and presets (docs/rules.md, "Rules options", "Presets"): validation and every
+way to set them."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from referee.game import (
 from referee.game.errors import GameError
 from referee.game.rules import coerce_option
 
-# RULES.md §10, transcribed (plus the defaults of the options the table leaves out).
+# docs/rules.md, "Presets", transcribed (plus the defaults of the options the table leaves out).
 TABLE: dict[str, dict[str, Any]] = {
     "standard": {
         "three_of_a_kind": "30.5",

@@ -1,4 +1,5 @@
-"""Secrecy (RULES.md §9): an observation holds one seat's information set and nothing more."""
+"""Secrecy (docs/rules.md, "What a bot sees"): an observation holds one seat's information set
+and nothing more."""
 
 from __future__ import annotations
 

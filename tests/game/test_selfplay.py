@@ -1,4 +1,4 @@
-"""Random self-play (RULES.md throughout): invariants over thousands of matches."""
+"""Random self-play (docs/rules.md throughout): invariants over thousands of matches."""
 
 from __future__ import annotations
 
