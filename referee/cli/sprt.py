@@ -342,7 +342,10 @@ def _submit_missing(
             fail(f"the test's bot {name} is not submitted yet; name the bots (thirtyone sprt NEW OLD --field ...) to submit them")
         if parse_bot_spec(text, cwd=cwd).label is not None:
             text = text.split("=", 1)[1].strip()
-        err.print(escape(f"validating {name} ({text}) with a short match against the random bot…"), highlight=False)
+        err.print(
+            escape(f"checking {name} ({text}) as 'thirtyone check-bot' does, then a short match against the random bot…"),
+            highlight=False,
+        )
         try:
             submit(store, text, name, cwd=cwd)
         except SandboxError as e:
