@@ -8,5 +8,6 @@ from referee.cli import (
     doctor,  # noqa: F401  (thirtyone doctor)
     match,  # noqa: F401  (thirtyone match)
     replay,  # noqa: F401  (thirtyone replay)
+    sprt,  # noqa: F401  (thirtyone sprt)
     tournament,  # noqa: F401  (thirtyone tournament, submit, bots, withdraw, standings, demo)
 )

@@ -42,7 +42,7 @@ from referee.tournament.runner import (
     log_name,
     run_pending,
 )
-from referee.tournament.schedule import build_schedule
+from referee.tournament.schedule import not_runnable, schedule_for
 from referee.tournament.settings import SettingsError, TournamentSettings, section
 from referee.tournament.standings import FAULT_KINDS, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
@@ -133,6 +133,14 @@ def new_command(
         ),
     ] = None,
     bot_env: BotEnvOpt = None,
+    tournament_format: Annotated[
+        str | None,
+        typer.Option("--format", help="round-robin (every table of the bots; default) or gauntlet (only tables with a --challenger)."),
+    ] = None,
+    challenger: Annotated[
+        list[str] | None,
+        typer.Option("--challenger", help="A gauntlet's challenger, by its name in the tournament (repeatable; implies --format gauntlet)."),
+    ] = None,
 ) -> None:
     """Create a tournament in a new folder. Options override the --config file."""
     check_numbers(
@@ -176,6 +184,8 @@ def new_command(
             ("max_strikes", max_strikes),
             ("sandbox", sandbox),
             ("bot_env", list(bot_env) if bot_env else None),
+            ("format", tournament_format or ("gauntlet" if challenger else None)),
+            ("challengers", list(challenger) if challenger else None),
         ):
             if v is not None:
                 tour[key] = v
@@ -389,6 +399,9 @@ def run_command(
                 f"the tournament has {plural(len(store.bots()), 'bot')} but tables of {store.settings.table_size}; "
                 f"submit more with 'thirtyone submit {folder} BOT'"
             )
+        problem = not_runnable(store.settings, [b.name for b in store.bots()])
+        if problem is not None:
+            fail(problem.replace("FOLDER", str(folder)))
         try:  # before anything is touched: a tournament never runs its bots unsandboxed by default
             store.settings.sandbox_config(store.folder)
         except SandboxError as e:
@@ -411,7 +424,7 @@ def rerun_command(
     """Play one match again on purpose, replacing its stored result once it is played."""
     with _open(folder) as store:
         s = store.settings
-        keys = [m.key for m in build_schedule([b.name for b in store.bots()], s.table_size, s.games, s.seed)]
+        keys = [m.key for m in schedule_for(s, [b.name for b in store.bots()])]
         wanted = next((k for k in keys if key in (k, log_name(k), log_name(k).removesuffix(".jsonl"))), None)
         if wanted is None:
             shown = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")

@@ -16,7 +16,7 @@ from openskill.models import PlackettLuce
 from scipy.stats import binomtest
 
 from referee.text import plural
-from referee.tournament.schedule import build_schedule
+from referee.tournament.schedule import schedule_for
 from referee.tournament.store import MatchRow, TournamentStore
 
 #: The fault kinds, as the referee names them on the wire, in the log and in the database
@@ -213,7 +213,7 @@ def tournament_standings(store: TournamentStore) -> Standings:
     settings = store.settings
     names = [b.name for b in store.bots()]
     rows = store.matches()
-    schedule = {m.key for m in build_schedule(names, settings.table_size, settings.games, settings.seed)}
+    schedule = {m.key for m in schedule_for(settings, names)}
     # Only scheduled matches count toward "played": a row of a withdrawn bot's match is not
     # a step toward this schedule's end.
     return compute_standings(
