@@ -239,7 +239,11 @@ def test_a_killed_test_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     assert "played" not in third.stderr
     # A tournament folder like any other.
     standings = json.loads(ok("standings", folder, "--json").stdout)
-    assert standings
+    # The test is over at its verdict: the standings are final and show the seed.
+    assert standings["progress"]["complete"] is True
+    assert standings["seed_hidden"] is False and standings["settings"]["seed"] is not None
+    assert {row["bot"] for row in standings["standings"]} == {"threshold", "random"}
+    assert "the sequential test ended" in ok("standings", folder).stdout
     ok("replay", folder, "--verify")
     fails("tournament", "run", folder, message="this folder holds an SPRT test")
     fails("sprt", "greedy", "random", "--dir", folder, message="this folder tests threshold against random")
