@@ -8,6 +8,7 @@ from referee.cli import (
     doctor,  # noqa: F401  (thirtyone doctor)
     match,  # noqa: F401  (thirtyone match)
     replay,  # noqa: F401  (thirtyone replay)
+    serve,  # noqa: F401  (thirtyone serve: the web viewer)
     sprt,  # noqa: F401  (thirtyone sprt)
     tournament,  # noqa: F401  (thirtyone tournament, submit, bots, withdraw, standings, demo)
 )

@@ -86,6 +86,14 @@ def replay_command(
             "any is incomplete, else 0.",
         ),
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write the match as one self-contained web page (every view; works offline from disk) instead of printing it.",
+            show_default=False,
+        ),
+    ] = None,
     bot_output: Annotated[
         int | None,
         typer.Option(
@@ -100,19 +108,24 @@ def replay_command(
     if not target.exists():
         _fail(f"no such file or folder: {target}")
     if bot_output is not None:
-        if verify or seat is not None or round_no is not None or step:
-            _fail("--bot-output prints one bot's output; it takes no --verify, --seat, --round or --step")
+        if verify or seat is not None or round_no is not None or step or html is not None:
+            _fail("--bot-output prints one bot's output; it takes no --verify, --seat, --round, --step or --html")
         _show_bot_output(_log_path(target, match), bot_output)
         return
     if verify:
-        if seat is not None or round_no is not None or step:
-            _fail("--verify checks logs; it takes no --seat, --round or --step")
+        if seat is not None or round_no is not None or step or html is not None:
+            _fail("--verify checks logs; it takes no --seat, --round, --step or --html")
         if target.is_dir() and match is None:
             _verify_many(target)
         else:
             _verify_one(_log_path(target, match))
         return
     path = _log_path(target, match)
+    if html is not None:
+        if seat is not None or round_no is not None or step:
+            _fail("--html writes every view of the match; it takes no --seat, --round or --step")
+        _write_html(path, html)
+        return
     try:
         log = read_log(path)
     except LogError as e:
@@ -136,6 +149,21 @@ def replay_command(
     render(replay, console, from_round=round_no, pause=_pause if step and sys.stdin.isatty() else None)
     if replay.divergence is not None:
         _fail(f"{path}: the log diverges from the game model at {replay.divergence}", 1)
+
+
+def _write_html(path: Path, out_file: Path) -> None:
+    """``--html``: the match as one page, its script, style and data inline."""
+    from referee.web.server import replay_html
+
+    try:
+        page = replay_html(path)
+    except LogError as e:
+        _fail(str(e))
+    try:
+        out_file.write_text(page, encoding="utf-8")
+    except OSError as e:
+        _fail(f"cannot write {out_file}: {e.strerror or e}")
+    out.print(f"wrote {out_file} ({len(page) // 1024} KiB): open it in a browser", highlight=False, markup=False)
 
 
 def _log_path(target: Path, match: str | None) -> Path:

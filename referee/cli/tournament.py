@@ -525,6 +525,7 @@ def demo_command(
     out.print(
         f"done in {time.monotonic() - started:.0f} s. Replay a match: "
         f"thirtyone replay {where} {sorted(p.stem for p in (where / 'logs').glob('*.jsonl'))[0] if report.played else 'MATCH'}\n"
-        f"standings again: thirtyone standings {where}",
+        f"standings again: thirtyone standings {where}\n"
+        f"look at it in a browser: thirtyone serve {where}",
         highlight=False,
     )

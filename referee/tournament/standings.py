@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from openskill.models import PlackettLuce
@@ -206,6 +206,50 @@ def compute_standings(
             st.win_low, st.win_high = float(ci.low), float(ci.high)
     ordered = sorted(table.values(), key=lambda b: (-b.ordinal, b.mean_placing, b.name))
     return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed)
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A bot's rating after one of its matches: the match's number in the order (from 1)."""
+
+    match: int
+    mu: float
+    sigma: float
+
+
+def rating_history(
+    rows: Iterable[MatchRow], names: Iterable[str] = (), order: Sequence[str] | None = None
+) -> dict[str, list[RatingPoint]]:
+    """Each bot's rating after each match it played, the matches taken in ``order``.
+
+    ``order`` lists match keys (the schedule's order); rows not in it come after, by key.
+    Without it the key order is used. The model is the standings' (openskill Plackett-Luce
+    over the placings) in one pass, so the last point is that pass's rating; the standings
+    average several orders (:data:`RATING_PASSES`), and may differ from it by a little.
+    Every bot starts with a point at match 0 (the model's prior). Pure.
+    """
+    rank = {k: i for i, k in enumerate(order or ())}
+    ordered = sorted(rows, key=lambda r: (rank.get(r.key, len(rank)), r.key))
+    model = PlackettLuce()
+    ratings = {n: model.rating(name=n) for n in names}
+    for row in ordered:
+        for n in row.seats:
+            ratings.setdefault(n, model.rating(name=n))
+    history = {n: [RatingPoint(0, float(r.mu), float(r.sigma))] for n, r in ratings.items()}
+    for i, row in enumerate(ordered, 1):
+        rated = model.rate([[ratings[n]] for n in row.seats], ranks=[float(x) for x in row.placings])
+        for name, team in zip(row.seats, rated, strict=True):
+            ratings[name] = team[0]
+            history[name].append(RatingPoint(i, float(team[0].mu), float(team[0].sigma)))
+    return history
+
+
+def tournament_rating_history(store: TournamentStore) -> dict[str, list[RatingPoint]]:
+    """:func:`rating_history` of a tournament's stored results, in its schedule's order."""
+    settings = store.settings
+    names = [b.name for b in store.bots()]
+    order = [m.key for m in schedule_for(settings, names)]
+    return rating_history(store.matches(), names, order)
 
 
 def tournament_standings(store: TournamentStore) -> Standings:

@@ -165,6 +165,7 @@ def test_demo(tmp_path: Path) -> None:
     assert f"demo tournament in {folder}: random, greedy, threshold" in out
     assert "Demo standings (3 matches)" in out
     assert f"thirtyone standings {folder}" in out
+    assert f"thirtyone serve {folder}" in out
     assert len(list((folder / "logs").glob("*.jsonl"))) == 3
     data = json.loads(ok("standings", folder, "--json").stdout)
     check_standings(folder, data, set(SAMPLES), per_bot=3, total=3)
