@@ -11,13 +11,25 @@ from referee.game.errors import CardParseError
 
 
 class ActionKind(IntEnum):
-    """What a player does at a decision."""
+    """What a player does at a decision.
+
+    The values are mirrored on the wire: new kinds are appended, never renumbered.
+    """
 
     KNOCK = 1
     DRAW_STOCK = 2
     DRAW_DISCARD = 3
     DISCARD = 4
+    #: An empty-stock pass (RULES.md §6), or the dealer keeping the hand (§11.1).
     PASS = 5
+    #: The dealer's option (RULES.md §11.1): this hand card becomes the up-card.
+    SWAP_UPCARD = 6
+    #: Knock under the gun (RULES.md §11.2): an immediate showdown on the round's first turn.
+    CALL = 7
+    #: Take the dummy as one's hand (RULES.md §11.3).
+    SWAP_HAND = 8
+    #: Swap a hand card with a widow card (RULES.md §11.4).
+    SWAP_WIDOW = 9
 
 
 _NAMES = {
@@ -26,24 +38,38 @@ _NAMES = {
     ActionKind.DRAW_DISCARD: "draw discard",
     ActionKind.DISCARD: "discard",
     ActionKind.PASS: "pass",
+    ActionKind.SWAP_UPCARD: "swap upcard",
+    ActionKind.CALL: "call",
+    ActionKind.SWAP_HAND: "swap hand",
+    ActionKind.SWAP_WIDOW: "swap widow",
 }
+# Kinds that name one card (``widow_card`` too for SWAP_WIDOW); the others name none.
+_CARD_KINDS = frozenset((ActionKind.DISCARD, ActionKind.SWAP_UPCARD, ActionKind.SWAP_WIDOW))
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One decision: ``knock``, ``draw stock``, ``draw discard``, ``discard Td`` or ``pass``.
+    """One decision: ``knock``, ``draw stock``, ``draw discard``, ``discard Td``, ``pass``,
+    and under the variants ``swap upcard Td``, ``call``, ``swap hand``, ``swap widow Td As``.
 
-    Use the module constants (:data:`KNOCK`, :data:`DRAW_STOCK`, ...) and :func:`discard`;
-    they are shared instances, so building actions costs nothing on the hot path.
+    Use the module constants (:data:`KNOCK`, :data:`DRAW_STOCK`, ...) and :func:`discard`,
+    :func:`swap_upcard`, :func:`swap_widow`; they are shared instances, so building actions
+    costs nothing on the hot path.
     """
 
     kind: ActionKind
+    #: The hand card a discard, an up-card swap or a widow swap gives up.
     card: Card | None = None
+    #: For ``SWAP_WIDOW`` only: the widow card taken in exchange.
+    widow_card: Card | None = None
 
     def __str__(self) -> str:
-        if self.kind is ActionKind.DISCARD:
-            return f"discard {self.card}"
-        return _NAMES[self.kind]
+        kind = self.kind
+        if kind is ActionKind.SWAP_WIDOW:
+            return f"swap widow {self.card} {self.widow_card}"
+        if kind in _CARD_KINDS:
+            return f"{_NAMES[kind]} {self.card}"
+        return _NAMES[kind]
 
     def __repr__(self) -> str:
         return f"Action({str(self)!r})"
@@ -56,15 +82,20 @@ class Action:
         words = text.strip().lower().replace("_", " ").split()
         joined = " ".join(words)
         for kind, name in _NAMES.items():
-            if kind is not ActionKind.DISCARD and joined == name:
+            if kind not in _CARD_KINDS and joined == name:
                 return _SIMPLE[kind]
-        if len(words) == 2 and words[0] == "discard":
-            try:
+        try:
+            if len(words) == 2 and words[0] == "discard":
                 return DISCARDS[Card.parse(words[1])]
-            except CardParseError as e:
-                raise ActionParseError(f"not an action: {text!r} ({e})") from None
+            if len(words) == 3 and words[:2] == ["swap", "upcard"]:
+                return SWAP_UPCARDS[Card.parse(words[2])]
+            if len(words) == 4 and words[:2] == ["swap", "widow"]:
+                return swap_widow(Card.parse(words[2]), Card.parse(words[3]))
+        except CardParseError as e:
+            raise ActionParseError(f"not an action: {text!r} ({e})") from None
         raise ActionParseError(
-            f"not an action: {text!r} (expected knock, draw stock, draw discard, discard <card>, pass)"
+            f"not an action: {text!r} (expected knock, draw stock, draw discard, discard <card>, "
+            "pass, swap upcard <card>, call, swap hand, swap widow <hand card> <widow card>)"
         )
 
 
@@ -76,19 +107,39 @@ KNOCK = Action(ActionKind.KNOCK)
 DRAW_STOCK = Action(ActionKind.DRAW_STOCK)
 DRAW_DISCARD = Action(ActionKind.DRAW_DISCARD)
 PASS = Action(ActionKind.PASS)
+CALL = Action(ActionKind.CALL)
+SWAP_HAND = Action(ActionKind.SWAP_HAND)
 #: ``DISCARDS[card]`` is the shared action that discards ``card``.
 DISCARDS: tuple[Action, ...] = tuple(Action(ActionKind.DISCARD, c) for c in DECK)
+#: ``SWAP_UPCARDS[card]`` is the shared action that makes hand card ``card`` the up-card.
+SWAP_UPCARDS: tuple[Action, ...] = tuple(Action(ActionKind.SWAP_UPCARD, c) for c in DECK)
+#: ``SWAP_WIDOWS[hand_card * 52 + widow_card]``: the shared widow swaps (see :func:`swap_widow`).
+SWAP_WIDOWS: tuple[Action, ...] = tuple(
+    Action(ActionKind.SWAP_WIDOW, h, w) for h in DECK for w in DECK
+)
 _SIMPLE = {
     ActionKind.KNOCK: KNOCK,
     ActionKind.DRAW_STOCK: DRAW_STOCK,
     ActionKind.DRAW_DISCARD: DRAW_DISCARD,
     ActionKind.PASS: PASS,
+    ActionKind.CALL: CALL,
+    ActionKind.SWAP_HAND: SWAP_HAND,
 }
 
 
 def discard(c: Card) -> Action:
     """The action that discards card ``c``."""
     return DISCARDS[c]
+
+
+def swap_upcard(c: Card) -> Action:
+    """The dealer's option that puts hand card ``c`` face up and takes the up-card."""
+    return SWAP_UPCARDS[c]
+
+
+def swap_widow(hand_card: Card, widow_card: Card) -> Action:
+    """The widow swap that gives ``hand_card`` to the widow and takes ``widow_card``."""
+    return SWAP_WIDOWS[hand_card * 52 + widow_card]
 
 
 class Phase(IntEnum):
@@ -98,6 +149,8 @@ class Phase(IntEnum):
     TURN_START = 1
     #: After a draw: which of the four cards to discard.
     DISCARD = 2
+    #: RULES.md §11.1: the dealer's one decision before the first turn (swap or keep).
+    DEALER_OPTION = 3
 
 
 class Pile(IntEnum):
@@ -117,6 +170,17 @@ class EventKind(IntEnum):
     PASS = 5
     RESTOCK = 6
     FORFEIT = 7
+    #: The dealer's swap (RULES.md §11.1): ``card`` went face up, ``taken`` (the old up-card)
+    #: into the dealer's hand. The dealer keeping the hand is a ``PASS`` event, the round's
+    #: first event (an empty-stock pass is always its last).
+    SWAP_UPCARD = 8
+    #: A call under the gun (RULES.md §11.2).
+    CALL = 9
+    #: The dummy taken (RULES.md §11.3): no card; the old hand lies face up (see the
+    #: observation's ``face_up``), the new hand is the taker's secret.
+    SWAP_HAND = 10
+    #: A widow swap (RULES.md §11.4): ``card`` went to the widow, ``taken`` came from it.
+    SWAP_WIDOW = 11
 
 
 class PublicEvent(NamedTuple):
@@ -124,13 +188,27 @@ class PublicEvent(NamedTuple):
 
     In the match's own record ``card`` is always known; in a seat's observation a card
     drawn from the stock by another seat is ``None``. For ``RESTOCK``, ``seat`` is the seat
-    whose turn found the stock empty and ``card`` is ``None``.
+    whose turn found the stock empty and ``card`` is ``None``. ``taken`` is only set by the
+    two public exchanges, ``SWAP_UPCARD`` and ``SWAP_WIDOW``: the card the seat received.
     """
 
     kind: EventKind
     seat: int
     card: Card | None = None
+    taken: Card | None = None
 
     def __str__(self) -> str:
         name = self.kind.name.lower().replace("_", " ")
-        return f"seat {self.seat} {name}" + (f" {self.card}" if self.card is not None else "")
+        out = f"seat {self.seat} {name}" + (f" {self.card}" if self.card is not None else "")
+        return out + (f" for {self.taken}" if self.taken is not None else "")
+
+
+class DummyState(IntEnum):
+    """Where the dummy hand is (RULES.md §11.3)."""
+
+    #: The rules deal no dummy.
+    NONE = 0
+    #: Face down in the middle: any player may still take it.
+    FACE_DOWN = 1
+    #: Taken: the taker's hand; the taker's old hand lies face up, out of play.
+    TAKEN = 2

@@ -22,14 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game import (
+    CALL,
     DECK,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    SWAP_UPCARDS,
     Action,
+    ActionKind,
     Card,
+    EventKind,
     IllegalActionError,
     Match,
     MatchEnd,
@@ -41,6 +46,7 @@ from referee.game import (
     discard,
     hand_value,
     is_thirty_one,
+    swap_widow,
 )
 
 CardsLike = str | Sequence[Card] | Sequence[str]
@@ -225,8 +231,28 @@ def hand_of(m: Match, seat: int) -> set[str]:
 # Random self-play with invariant checks, shared by the self-play, determinism and secrecy
 # tests. Every check here is written from RULES.md, not from the model's code.
 
-ALL_ACTIONS: tuple[Action, ...] = (KNOCK, DRAW_STOCK, DRAW_DISCARD, PASS, *DISCARDS)
+ALL_ACTIONS: tuple[Action, ...] = (
+    KNOCK,
+    DRAW_STOCK,
+    DRAW_DISCARD,
+    PASS,
+    CALL,
+    SWAP_HAND,
+    *DISCARDS,
+    *SWAP_UPCARDS,
+)
 FULL_DECK = sorted(DECK)
+
+
+def candidate_actions(m: Match) -> list[Action]:
+    """Every action worth trying now: :data:`ALL_ACTIONS`, and the widow swaps between the
+    hand (plus two cards that are not in it) and the widow (plus one card that is not)."""
+    hand = list(m.hands[m.current])
+    widow = list(m.widow)
+    others = [c for c in DECK if c not in hand and c not in widow]
+    out = list(ALL_ACTIONS)
+    out += [swap_widow(h, w) for h in [*hand, *others[:2]] for w in [*widow, others[-1]]]
+    return out
 
 
 def snapshot(m: Match) -> dict[str, Any]:
@@ -257,6 +283,12 @@ def quick_state(m: Match) -> tuple[Any, ...]:
         m.round_no,
         m.dealer,
         m.placings,
+        tuple(m.dummy),
+        tuple(m.face_up),
+        m.dummy_taker,
+        tuple(m.widow),
+        tuple(m.chips),
+        m.pot,
     )
 
 
@@ -275,7 +307,7 @@ def check_legality(m: Match) -> None:
     legal_set = set(legal)
     before = snapshot(m)
     quick = quick_state(m)
-    for a in ALL_ACTIONS:
+    for a in candidate_actions(m):
         if a in legal_set:
             assert m.why_illegal(a) is None
             c = clone(m)
@@ -303,7 +335,10 @@ def check_legality(m: Match) -> None:
 
 
 def expected_losses(r: RoundResult, rules: Rules) -> dict[int, int]:
-    """Lives lost in a round, per RULES.md §4, §5 and §7, from the values shown."""
+    """Lives lost in a round, per RULES.md §4, §5 and §7, from the values shown (none when
+    playing for a pot, §11.5)."""
+    if rules.scoring == "pot":
+        return {}
     seats = sorted(r.hands)
     if r.end in (RoundEnd.NATURAL_31, RoundEnd.BLITZ):
         n = rules.simultaneous_31_loss if len(r.thirty_one) > 1 else 1
@@ -346,6 +381,25 @@ def sports_style(placings: tuple[int, ...]) -> bool:
     return all(p == 1 + sum(q < p for q in placings) for p in placings)
 
 
+SHOWDOWN_ENDS = (RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS, RoundEnd.CALL)
+
+
+def pot_key(hand: Sequence[Card], rules: Rules) -> tuple[float, tuple[int, ...]]:
+    """RULES.md §11.5: the hand's value, then its ranks from the highest (all three count)."""
+    return hand_value(hand, rules), tuple(sorted((c.rank for c in hand), reverse=True))
+
+
+def expected_pot_winners(r: RoundResult, rules: Rules) -> tuple[int, ...]:
+    """Who takes the pot (RULES.md §11.5), from the hands shown."""
+    if r.end in (RoundEnd.NATURAL_31, RoundEnd.BLITZ):
+        return r.thirty_one
+    if r.end is RoundEnd.ABANDONED:
+        return ()
+    keys = {s: pot_key(h, rules) for s, h in r.hands.items()}
+    best = max(keys.values())
+    return tuple(sorted(s for s, k in keys.items() if k == best))
+
+
 @dataclass
 class Tracker:
     """Follows a match from the outside and checks it after every step."""
@@ -356,10 +410,20 @@ class Tracker:
     rounds_seen: int = 0
     groups: list[set[int]] = field(default_factory=list)  # who left, in order
     steps: int = 0
+    # Playing for a pot: the chips as the rules make them, and the totals for conservation.
+    chips: list[int] = field(default_factory=list)
+    pot: int = 0
+    dealt: int = 0
+    antes_paid: int = 0
+    awarded: int = 0
+    #: Per round end seen: how many (to check that a test met the cases it means to).
+    ends: dict[RoundEnd, int] = field(default_factory=dict)
+    kinds: dict[ActionKind, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.tokens = [self.m.rules.lives] * self.m.players
         self.alive = [True] * self.m.players
+        self.chips = [0] * self.m.players
         self.check()
 
     def forfeit(self, seat: int) -> None:
@@ -370,28 +434,66 @@ class Tracker:
         assert self.m.alive == self.alive
 
     def apply(self, a: Action) -> None:
+        self.kinds[a.kind] = self.kinds.get(a.kind, 0) + 1
         self.m.apply_unchecked(a)
         self.steps += 1
         self.check()
 
+    def _antes_until(self, round_no: int) -> None:
+        """Every seat still in pays the ante at each deal (RULES.md §11.5)."""
+        m = self.m
+        if m.rules.scoring != "pot":
+            return
+        while self.dealt < round_no:
+            self.dealt += 1
+            for s in range(m.players):
+                if self.alive[s]:
+                    self.chips[s] -= m.rules.ante
+                    self.pot += m.rules.ante
+                    self.antes_paid += m.rules.ante
+
     def check(self) -> None:
         m = self.m
         r = m.rules
+        pot_game = r.scoring == "pot"
         # New rounds: losses, tokens, eliminations, all recomputed from the rules.
         for res in m.rounds[self.rounds_seen :]:
+            self.ends[res.end] = self.ends.get(res.end, 0) + 1
             seats = [s for s in range(m.players) if self.alive[s]]
             assert sorted(res.hands) == seats
             for s in seats:
                 if res.end is not RoundEnd.ABANDONED or len(res.hands[s]) == 3:
                     assert len(res.hands[s]) == 3
                     assert res.values[s] == hand_value(res.hands[s], r)
-            assert res.lives_lost == expected_losses(res, r), res
-            assert res.showdown == (
-                res.end in (RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS)
-            )
+            assert res.showdown == (res.end in SHOWDOWN_ENDS)
             assert res.turns <= r.max_turns_per_round
             if res.end is RoundEnd.NATURAL_31:
                 assert res.turns == 0
+            if res.end is RoundEnd.CALL:
+                assert res.turns == 1 and r.under_the_gun and res.knocker is not None
+            if pot_game:
+                self._antes_until(res.round_no)
+                assert res.lives_lost == {} and res.eliminated == () and not res.sudden_death
+                assert list(res.tokens_after) == self.tokens
+                assert res.pot == self.pot, (res, self.pot)
+                winners = expected_pot_winners(res, r)
+                assert res.winners == winners, (res, winners)
+                won = [0] * m.players
+                if winners:
+                    share = self.pot // len(winners)
+                    for s in winners:
+                        won[s] = share
+                        self.chips[s] += share
+                        self.awarded += share
+                    self.pot -= share * len(winners)
+                assert list(res.chips_won) == won
+                assert res.carried == self.pot and self.pot >= 0
+                assert list(res.chips_after) == self.chips
+                # Chips are conserved: antes paid = chips awarded + chips left in the pot.
+                assert self.antes_paid == self.awarded + self.pot
+                assert sum(self.chips) == -self.pot
+                continue
+            assert res.lives_lost == expected_losses(res, r), res
             new, out, sudden = expected_tokens(self.tokens, seats, res.lives_lost, r)
             assert list(res.tokens_after) == new, res
             assert list(res.eliminated) == out and res.sudden_death == sudden, res
@@ -408,8 +510,14 @@ class Tracker:
             assert m.alive == self.alive
             assert all(t >= 0 for t in m.tokens)
             assert sports_style(m.placings)
-        # 52 cards, three per hand between turns (four for the seat that drew).
-        assert sorted(m.cards_in_play()) == FULL_DECK
+        if pot_game:
+            if not m.over:
+                self._antes_until(m.round_no)
+            assert m.chips == self.chips and m.pot == self.pot, (m.chips, self.chips, m.pot, self.pot)
+            assert self.antes_paid == self.awarded + m.pot
+        else:
+            assert m.pot == 0 and m.chips == [0] * m.players
+        self.check_cards()
         if not m.over:
             cur = m.current
             assert m.alive[cur] and cur != m.knocker
@@ -420,29 +528,64 @@ class Tracker:
                     ), (s, h, m.phase)
                 else:
                     assert m.alive[s]
-            if m.phase is Phase.TURN_START:
-                assert m.pile, "the discard pile is never empty at a turn start"
+            if m.phase is Phase.DEALER_OPTION:
+                assert r.dealer_option and cur == m.dealer and m.turn == 0
+                assert all(e.kind is EventKind.FORFEIT for e in m.history)
+            if m.phase is Phase.TURN_START and r.draw == "stock":
+                # ... but for a forfeit mid-turn that took the card just drawn from the pile.
+                assert m.pile or any(e.kind is EventKind.FORFEIT for e in m.history), (
+                    "the discard pile is never empty at a turn start"
+                )
         else:
             self.check_end()
+
+    def check_cards(self) -> None:
+        """Every card exactly once among hands, stock, discard pile, dead hands, the dummy,
+        the face-up old hand, the widow and the unused cards (RULES.md §11)."""
+        m = self.m
+        r = m.rules
+        places = [c for h in m.hands for c in h]
+        places += m.stock + m.pile + m.dead + m.dummy + m.face_up + m.widow + m.unused
+        assert sorted(places) == FULL_DECK
+        assert sorted(m.cards_in_play()) == FULL_DECK
+        if r.draw == "widow":
+            assert len(m.widow) == 3 and not m.stock and not m.pile and not m.dummy
+            assert len(m.unused) == 52 - 3 - 3 * sum(1 for h in m.hands if h) - len(m.dead)
+        else:
+            assert not m.widow and not m.unused
+        if r.dummy and r.draw == "stock":
+            # Face down until taken; then the taker's old hand lies face up (and nowhere else).
+            assert (len(m.dummy), len(m.face_up)) == ((3, 0) if m.dummy_taker is None else (0, 3))
+        else:
+            assert not m.dummy and not m.face_up and m.dummy_taker is None
 
     def check_end(self) -> None:
         m = self.m
         alive = [s for s in range(m.players) if m.alive[s]]
+        pot_game = m.rules.scoring == "pot"
         if m.end is MatchEnd.LAST_PLAYER:
             assert alive == [m.winner]
+        elif pot_game:
+            limit = m.rules.pot_rounds or 3 * m.players
+            assert m.end is MatchEnd.POT_ROUNDS and m.round_no == limit and len(alive) >= 2
         else:
             assert m.end is MatchEnd.MAX_ROUNDS and m.winner is None
             assert m.round_no == m.rules.max_rounds and len(alive) >= 2
         keys = []
         for s in range(m.players):
             if m.alive[s]:
-                keys.append(
-                    (len(self.groups) + 1, m.tokens[s] if m.end is MatchEnd.MAX_ROUNDS else 0)
-                )
+                if pot_game:
+                    tie = self.chips[s]
+                else:
+                    tie = m.tokens[s] if m.end is MatchEnd.MAX_ROUNDS else 0
+                keys.append((len(self.groups) + 1, tie))
             else:
                 keys.append((next(i for i, g in enumerate(self.groups) if s in g), 0))
         expected = tuple(1 + sum(o > k for o in keys) for k in keys)
         assert m.placings == expected, (m.placings, expected, self.groups)
+        if pot_game and m.end is MatchEnd.POT_ROUNDS:
+            firsts = [s for s in range(m.players) if expected[s] == 1]
+            assert m.winner == (firsts[0] if len(firsts) == 1 else None)
         assert m.legal_actions() == ()
 
 

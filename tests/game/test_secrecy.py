@@ -106,7 +106,7 @@ class SecrecyChecker:
         for mine, full in zip(obs.history, m.history, strict=True):
             assert isinstance(mine, PublicEvent)
             if full.kind is EventKind.DRAW_STOCK and full.seat != seat:
-                assert mine == (EventKind.DRAW_STOCK, full.seat, None)
+                assert mine == PublicEvent(EventKind.DRAW_STOCK, full.seat)
                 self.hidden_draws_seen += 1
             else:
                 assert mine == full  # every public action is there, as it happened
@@ -162,7 +162,7 @@ def test_own_stock_draw_is_seen_by_its_drawer_only() -> None:
     assert m.observation(0).history[-1].card == cards("Kh")[0]
     for s in (1, 2):
         o = m.observation(s)
-        assert o.drawn_card is None and o.history[-1] == (EventKind.DRAW_STOCK, 0, None)
+        assert o.drawn_card is None and o.history[-1] == PublicEvent(EventKind.DRAW_STOCK, 0)
         assert "Kh" not in repr(o).split("'")
     play(m, "0: discard Kh")
     # Once discarded it is public.
