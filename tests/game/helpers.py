@@ -81,6 +81,9 @@ def stacked_deck(
     stock: CardsLike | None = None,
     dealer: int | None = None,
     seats_in: Iterable[int] | None = None,
+    *,
+    dummy: CardsLike | bool | None = None,
+    widow: CardsLike | bool | None = None,
 ) -> list[Card]:
     """A full 52-card deck in dealing order that deals ``hands``, ``upcard`` and ``stock``.
 
@@ -88,6 +91,10 @@ def stacked_deck(
     Whatever is not given is filled from :data:`FILLER` (hands in dealing order, then the
     upcard, then the rest of the stock). ``dealer`` defaults to the last seat (round 1);
     ``seats_in`` (default: all) are the seats still in, who alone are dealt to.
+
+    For the variants (RULES.md §11.3, §11.4): ``dummy`` (its three cards, or True for
+    filler) is dealt right after the hands, before the up-card; ``widow`` (likewise) right
+    after the hands, with no up-card (``stock`` then stacks the unused rest).
     """
     dealer = players - 1 if dealer is None else dealer
     order = deal_order(players, dealer, seats_in)
@@ -97,9 +104,17 @@ def stacked_deck(
             raise ValueError(f"seat {s} is not dealt to (seats in: {sorted(order)})")
         if len(h) > 3:
             raise ValueError(f"seat {s} is given {len(h)} cards; a hand is three")
+    if dummy is not None and dummy is not False and widow is not None and widow is not False:
+        raise ValueError("a deal has a dummy or a widow, not both")
+    middle_spec = dummy if dummy is not None and dummy is not False else widow
+    has_middle = middle_spec is not None and middle_spec is not False
+    middle = [] if middle_spec is None or isinstance(middle_spec, bool) else parse_cards(middle_spec)
+    is_widow = widow is not None and widow is not False
+    if is_widow and upcard is not None:
+        raise ValueError("the widow game has no up-card")
     up = [] if upcard is None else parse_cards([upcard] if isinstance(upcard, Card) else upcard)
     top = parse_cards(stock)
-    used = [c for h in given.values() for c in h] + up + top
+    used = [c for h in given.values() for c in h] + middle + up + top
     seen: set[Card] = set()
     for c in used:
         if c in seen:
@@ -117,9 +132,17 @@ def stacked_deck(
             raise ValueError(f"the filler made seat {seat} a 31 ({h}); give its hand in full")
         for i, c in enumerate(h):
             deck[j + i * k] = c
-    deck[3 * k] = up[0] if up else next(filler)
+    at = 3 * k
+    if has_middle:
+        while len(middle) < 3:
+            middle.append(next(filler))
+        deck[at : at + 3] = middle
+        at += 3
+    if not is_widow:
+        deck[at] = up[0] if up else next(filler)
+        at += 1
     rest = top + list(filler)
-    deck[3 * k + 1 :] = rest
+    deck[at:] = rest
     out = [c for c in deck if c is not None]
     assert sorted(out) == list(DECK), "stacked_deck built a bad deck"
     return out
