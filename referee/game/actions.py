@@ -43,8 +43,8 @@ _NAMES = {
     ActionKind.SWAP_HAND: "swap hand",
     ActionKind.SWAP_WIDOW: "swap widow",
 }
-# Kinds that name one card (``widow_card`` too for SWAP_WIDOW); the others name none.
-_CARD_KINDS = frozenset((ActionKind.DISCARD, ActionKind.SWAP_UPCARD, ActionKind.SWAP_WIDOW))
+#: Kinds that name one card (``widow_card`` too for SWAP_WIDOW); the others name none.
+CARD_KINDS = frozenset((ActionKind.DISCARD, ActionKind.SWAP_UPCARD, ActionKind.SWAP_WIDOW))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +67,25 @@ class Action:
         kind = self.kind
         if kind is ActionKind.SWAP_WIDOW:
             return f"swap widow {self.card} {self.widow_card}"
-        if kind in _CARD_KINDS:
+        if kind in CARD_KINDS:
             return f"{_NAMES[kind]} {self.card}"
         return _NAMES[kind]
 
     def __repr__(self) -> str:
         return f"Action({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        # Written out rather than generated: bots test ``KNOCK in acts`` on every decision,
+        # and comparing the kinds first skips building two tuples for every mismatch.
+        if self is other:
+            return True
+        if other.__class__ is not Action:
+            return NotImplemented
+        o: Action = other
+        return self.kind == o.kind and self.card == o.card and self.widow_card == o.widow_card
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.card, self.widow_card))
 
     @staticmethod
     def parse(text: str) -> Action:
@@ -82,7 +95,7 @@ class Action:
         words = text.strip().lower().replace("_", " ").split()
         joined = " ".join(words)
         for kind, name in _NAMES.items():
-            if kind not in _CARD_KINDS and joined == name:
+            if kind not in CARD_KINDS and joined == name:
                 return _SIMPLE[kind]
         try:
             if len(words) == 2 and words[0] == "discard":

@@ -56,8 +56,7 @@ class Knowledge:
     #: Cards this seat has not seen this round: ``DECK`` minus ``seen``.
     unseen: frozenset[Card]
     #: Cards whose whereabouts this seat does not know. Equal to ``unseen`` until a restock
-    #: turns seen discards into stock cards again (or a seat swaps its hand for the dummy,
-    #: whose cards then hide what it had been seen taking); a superset of it afterwards.
+    #: turns seen discards into stock cards again; a superset of it afterwards.
     hidden: frozenset[Card]
     #: Cards face up outside the discard pile: the widow and a dummy-taker's old hand.
     public: frozenset[Card] = frozenset()

@@ -14,8 +14,8 @@ from enum import Enum
 from typing import NamedTuple
 
 from referee.game.actions import (
-    _CARD_KINDS,
     CALL,
+    CARD_KINDS,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
@@ -43,6 +43,7 @@ _DRAW_ACTIONS: tuple[Action, ...] = (DRAW_STOCK, DRAW_DISCARD)
 _EMPTY_STOCK_ACTIONS: tuple[Action, ...] = (DRAW_DISCARD, PASS)
 _CARD_VALUE = tuple(c.value for c in DECK)
 _event = tuple.__new__  # builds a PublicEvent without NamedTuple's Python-level __new__
+_round_result = tuple.__new__  # likewise a RoundResult (every field given, in order)
 
 
 class RoundEnd(Enum):
@@ -243,6 +244,9 @@ class Match:
         self._knock_ban = r.knock_ban
         self._utg = r.under_the_gun
         self._dummy_rule = r.dummy
+        self._dealer_option = r.dealer_option
+        # A deal with more than hands, up-card and stock (or with antes).
+        self._variant_deal = r.dummy or self._widow_game or r.scoring == "pot"
         # Any variant that changes a turn's choices: the plain game keeps its own fast path.
         self._special = r.dealer_option or r.under_the_gun or r.dummy or self._widow_game
         self._pot_game = r.scoring == "pot"
@@ -515,9 +519,9 @@ class Match:
         r = self.rules
         hand_text = " ".join(map(str, self.hands[s]))
         name = kind.name.lower().replace("_", " ")
-        if kind not in _CARD_KINDS and action.card is not None:
+        if kind not in CARD_KINDS and action.card is not None:
             return f"{name} takes no card, got {action.card}"
-        if kind in _CARD_KINDS and action.card is None:
+        if kind in CARD_KINDS and action.card is None:
             return f"a {name} must name a card"
         if kind is ActionKind.SWAP_WIDOW and action.widow_card is None:
             return "a widow swap must name a hand card and a widow card"
@@ -863,7 +867,12 @@ class Match:
         i = 3 * k
         self.hands = hands
         upcard: Card | None
-        if self._widow_game:
+        if not self._variant_deal:
+            # The plain deal (the hot path of simulations): the variants' places stay empty.
+            upcard = deck[i]
+            self.pile = [upcard]
+            self.stock = deck[:i:-1]  # top of the stock is the list's end
+        elif self._widow_game:
             # Three face-up cards; no up-card, stock or pile; the rest is not used (§11.4).
             self.widow = deck[i : i + 3]
             self.unused = deck[i + 3 :]
@@ -883,8 +892,8 @@ class Match:
             upcard = deck[i]
             self.pile = [upcard]
             self.stock = deck[:i:-1]  # top of the stock is the list's end
-        self.face_up = []
-        self.dummy_taker = None
+            self.face_up = []
+            self.dummy_taker = None
         self.dead = []
         self.current = order[0]
         self.phase = Phase.TURN_START
@@ -916,7 +925,7 @@ class Match:
             # Natural 31s are checked on the players' hands only, and first: no dealer's
             # option after one (RULES.md §11.1, §11.3).
             self._finish_round(RoundEnd.NATURAL_31, thirty_one=tuple(naturals))
-        elif self.rules.dealer_option:
+        elif self._dealer_option:
             self.phase = Phase.DEALER_OPTION
             self.current = d
 
@@ -988,28 +997,33 @@ class Match:
             for s in out:
                 self.alive[s] = False
                 self._out_step[s] = self._step
-        result = RoundResult(
-            round_no=self.round_no,
-            dealer=self.dealer,
-            end=end,
-            knocker=self.knocker,
-            thirty_one=thirty_one,
-            hands={s: tuple(self.hands[s]) for s in seats},
-            values=values,
-            showdown=showdown,
-            lives_lost=losses,
-            tokens_after=tuple(new_tokens),
-            eliminated=tuple(sorted(out)),
-            sudden_death=sudden,
-            turns=self.turn,
-            winners=winners,
-            pot=pot if self._pot_game else 0,
-            chips_won=chips_won,
-            carried=self.pot,
-            chips_after=tuple(self.chips) if self._pot_game else (),
-            widow=tuple(self.widow),
-            face_up=tuple(self.face_up),
-            dummy_taker=self.dummy_taker,
+        # Positional and without NamedTuple's Python-level __new__: one per round, and in
+        # simulations that is a measurable share of the time.
+        result = _round_result(
+            RoundResult,
+            (
+                self.round_no,
+                self.dealer,
+                end,
+                self.knocker,
+                thirty_one,
+                {s: tuple(self.hands[s]) for s in seats},
+                values,
+                showdown,
+                losses,
+                tuple(new_tokens),
+                tuple(sorted(out)),
+                sudden,
+                self.turn,
+                winners,
+                pot if self._pot_game else 0,
+                chips_won,
+                self.pot,
+                tuple(self.chips) if self._pot_game else (),
+                tuple(self.widow) if self.widow else (),
+                tuple(self.face_up) if self.face_up else (),
+                self.dummy_taker,
+            ),
         )
         self.rounds.append(result)
         if self._record:

@@ -14,7 +14,7 @@ import random
 import pytest
 
 from referee.game import ActionKind, Match, RoundEnd, Rules
-from tests.game.helpers import play_match, reluctant_policy
+from tests.game.helpers import check_legality, play_match, reluctant_policy
 
 VARIANTS: dict[str, Rules] = {
     "cadillac": Rules.preset("cadillac"),
@@ -97,3 +97,14 @@ def test_records_replay_from_the_seed(name: str) -> None:
             b.apply(x)
         assert a.take_records() == b.take_records()
         assert fingerprint(a) == fingerprint(b)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_legality_at_the_start_of_a_match(name: str) -> None:
+    for players in (2, 5, 9):
+        m = Match(players, VARIANTS[name], seed=players)
+        check_legality(m)
+        # ... and after the first decision (past the dealer's option, if any).
+        m.apply(m.legal_actions()[0])
+        if not m.over:
+            check_legality(m)
