@@ -13,7 +13,18 @@ import random
 
 import pytest
 
-from referee.game import ActionKind, Match, RoundEnd, Rules
+from referee.game import (
+    ActionKind,
+    ActionRecord,
+    DealRecord,
+    Match,
+    RecordedChance,
+    RestockRecord,
+    RoundEnd,
+    RoundResult,
+    Rules,
+    replay_actions,
+)
 from tests.game.helpers import check_legality, play_match, reluctant_policy
 
 VARIANTS: dict[str, Rules] = {
@@ -108,3 +119,30 @@ def test_legality_at_the_start_of_a_match(name: str) -> None:
         m.apply(m.legal_actions()[0])
         if not m.over:
             check_legality(m)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_records_verify_a_match_without_the_seed(name: str) -> None:
+    """What a log holds (the deals, restocks and actions recorded) replays every variant
+    without the seed, to the same rounds: dummy, widow, antes, pots and chips included."""
+    for seed in range(4):
+        rules = VARIANTS[name].with_options({"max_turns_per_round": 80})
+        played, _ = play_match(
+            2 + seed * 2, rules, seed, record=True, policy=reluctant_policy(random.Random(seed), 0.05)
+        )
+        recs = played.take_records()
+        deals = {r.round_no: r.deck for r in recs if isinstance(r, DealRecord)}
+        restocks = {(r.round_no, r.number): r.stock for r in recs if isinstance(r, RestockRecord)}
+        actions = [r.action for r in recs if isinstance(r, ActionRecord)]
+        again = replay_actions(played.players, rules, actions, chance=RecordedChance(deals, restocks))
+        assert again.rounds == played.rounds
+        assert again.take_records() == recs
+        for r in recs:
+            if isinstance(r, DealRecord):
+                assert len(r.dummy) == (3 if rules.dummy else 0)
+                assert len(r.widow) == (3 if rules.draw == "widow" else 0)
+                assert (r.upcard is None) == (rules.draw == "widow")
+                if rules.scoring == "pot":
+                    assert r.pot == r.pot_carried + sum(r.antes)
+            elif isinstance(r, RoundResult) and rules.scoring == "pot":
+                assert r.pot == sum(r.chips_won) + r.carried
