@@ -7,7 +7,7 @@ with ``record=False`` on the fast, unchecked path (``Match.apply_unchecked``; bo
 only pick legal actions) and prints, per CPU-second (``time.process_time``):
 
 - turns: one player's turn, whether a knock, a draw and discard, a pass or a swap (the
-  dealer's option is no turn, RULES.md §11.1);
+  dealer's option is no turn, docs/rules.md, "Variants");
 - decisions: calls into the model (a draw and its discard are two);
 - matches, and the mean number of turns per round (a natural 31 is a round of 0 turns).
 
@@ -58,7 +58,7 @@ Policy = Callable[[Match], Action]
 PolicyFactory = Callable[[int, Rules], Policy]
 
 PLAYERS = (2, 4, 6)
-#: The plain game, and the two presets of the variants (RULES.md §11.6).
+#: The plain game, and the two presets of the variants (docs/rules.md, "Variants").
 PRESETS_BENCHED = ("standard", "cadillac", "bicycle")
 DEFAULT_THRESHOLD = 22.0
 

@@ -89,7 +89,7 @@ def _percentile(sorted_values: Sequence[float], pct: float) -> float:
 
 
 def sample_rules() -> game_pb2.Rules:
-    """The ``standard`` preset (RULES.md §10)."""
+    """The ``standard`` preset (docs/rules.md, "Presets")."""
     return game_pb2.Rules(
         preset="standard",
         three_of_a_kind=game_pb2.THREE_OF_A_KIND_30_5,

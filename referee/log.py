@@ -1,4 +1,4 @@
-"""Match logs: JSON Lines, one ``thirtyone.v1.LogRecord`` per line in canonical proto JSON.
+"""Match logs: JSON Lines, one ``thirtyone.v1.LogRecord`` per line in protobuf's JSON mapping.
 
 - :class:`LogWriter` writes and flushes one line per record, so a referee that dies
   mid-match leaves a readable log up to its last event.
@@ -15,7 +15,11 @@
   at the first divergence, else the replayed model and its result.
 
 The encoding is protobuf's own JSON mapping (``json_format``), with fields at their zero
-value written out (``"seat": 0``) so the file reads well without knowing proto3's rules.
+value written out (``"seat": 0``) so the file reads well without knowing proto3's rules;
+fields that can be unset (``optional`` ones, messages) appear only when set. Key order is
+whatever ``json_format`` gives (it varies with which fields are zero): readers parse lines,
+never compare them as text. The README's "The match log" says the same, and
+``tests/test_docs.py`` checks it against real lines.
 Conversions between messages and the referee's values are :mod:`referee.wire`'s.
 """
 
@@ -48,13 +52,14 @@ from referee.game import (
     RestockRecord,
     RoundResult,
 )
+from referee.text import plural
 
 #: The log format version this module writes and reads (LogHeader.schema_version).
 SCHEMA_VERSION = 1
 
 
 def encode_record(record: log_pb2.LogRecord) -> str:
-    """One log line (without its newline): the record in canonical proto JSON."""
+    """One log line (without its newline): the record in proto JSON, zero values included."""
     return json_format.MessageToJson(record, indent=None, always_print_fields_with_no_presence=True)
 
 
@@ -731,7 +736,7 @@ class _Walker:
         if f.winner != m.winner:
             self._diverge(at, f"winner {_seat_or_none(f.winner)} in the log; the game model gives {_seat_or_none(m.winner)}")
         if f.rounds != m.round_no:
-            self._diverge(at, f"{f.rounds} rounds in the log; the game model played {m.round_no}")
+            self._diverge(at, f"{plural(f.rounds, 'round')} in the log; the game model played {m.round_no}")
         self._check_stats(at, f.stats)
         self.watcher.finished(at, f, m)
 
@@ -740,14 +745,14 @@ class _Walker:
         them (a fault's waiting time counts but is not logged, so only without faults are
         the sums exact)."""
         if len(stats) != self.n:
-            self._diverge(at, f"statistics for {len(stats)} seats; the match has {self.n}")
+            self._diverge(at, f"statistics for {plural(len(stats), 'seat')}; the match has {self.n}")
         for i, s in enumerate(stats):
             if s.seat != i:
                 self._diverge(at, f"seats[{i}].seat is {s.seat}; statistics are listed in seat order")
             if s.decisions != self.decisions[i]:
-                self._diverge(at, f"seat {i} made {s.decisions} decisions in the log's footer; its events show {self.decisions[i]}")
+                self._diverge(at, f"seat {i} made {plural(s.decisions, 'decision')} in the log's footer; its events show {self.decisions[i]}")
             if s.faults != self.faults[i]:
-                self._diverge(at, f"seat {i} has {s.faults} faults in the log's footer; its events show {self.faults[i]}")
+                self._diverge(at, f"seat {i} has {plural(s.faults, 'fault')} in the log's footer; its events show {self.faults[i]}")
             # Exact without faults, unless a latency hit the log's 32-bit ceiling (71 minutes).
             exact = self.faults[i] == 0 and self.latency_max[i] < 2**32 - 1
             if s.total_latency_us < self.latency_sum[i] or (exact and s.total_latency_us != self.latency_sum[i]):

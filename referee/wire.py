@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
 from referee.game import (
+    DECK,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
@@ -27,7 +28,6 @@ from referee.game import (
     ActionKind,
     ActionRecord,
     Card,
-    CardParseError,
     DealRecord,
     EventKind,
     ForfeitRecord,
@@ -59,12 +59,28 @@ def card_to_pb(c: Card) -> str:
     return c.text
 
 
+# The wire's card text (game.proto): exactly a rank from RANKS then a suit from SUITS, case
+# sensitive, nothing around it; the rules also accept "10" for the rank T (docs/rules.md, "Cards and notation": "10d").
+# A table, not Card.parse: that parser is lenient for people ("ah", " 2c"), and the referee
+# must not guess what a bot meant. A dict lookup is also the cheapest check on a hot path.
+_WIRE_CARDS: dict[str, Card] = {c.text: c for c in DECK}
+_WIRE_CARDS.update({"10" + c.text[1]: c for c in DECK if c.text[0] == "T"})
+
+
 def card_from_pb(text: str, field: str = "card") -> Card:
-    """Read a card from the wire."""
-    try:
-        return Card.parse(text)
-    except CardParseError:
-        raise WireError(f"{field}: {text!r} is not a card (expected e.g. 'Ah', 'Td', '7s')") from None
+    """Read a card from the wire: exactly ``Ah``, ``Td``, ``7s`` (or ``10d`` for ``Td``).
+
+    Strict, unlike :meth:`Card.parse`: a rank from ``23456789TJQKA`` (or ``10``) then a suit
+    from ``cdhs``, case-sensitive, no whitespace. ``ah``, ``AH``, `` 2c`` raise
+    :class:`WireError` naming the field and the text (a MALFORMED fault from a bot).
+    """
+    c = _WIRE_CARDS.get(text)
+    if c is None:
+        raise WireError(
+            f"{field}: {text!r} is not a card (exactly a rank from 23456789TJQKA, or 10, then a suit "
+            "from cdhs, case-sensitive, no spaces: e.g. 'Ah', 'Td', '7s')"
+        )
+    return c
 
 
 def cards_to_pb(cs: Iterable[Card]) -> list[str]:
@@ -716,7 +732,7 @@ def deal_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord:
                 dealer=rec.dealer,
                 deck=[c.text for c in rec.deck],
                 hands=[log_pb2.Hand(seat=s, cards=[c.text for c in h]) for s, h in enumerate(rec.hands) if h],
-                # The widow game has no up-card (RULES.md §11.4); its log form is still to come.
+                # The widow game has no up-card (docs/rules.md, "Variants"); its log form is to come.
                 upcard=rec.upcard.text if rec.upcard is not None else "",
             ),
         )

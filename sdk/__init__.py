@@ -24,7 +24,9 @@
   the hidden cards consistently with the view, :func:`rollout` plays a guess out to the end
   of the round on the game model, :class:`Evaluator` compares actions on the same guesses.
 - Actions: :data:`KNOCK`, :data:`DRAW_STOCK`, :data:`DRAW_DISCARD`, :data:`PASS`,
-  :func:`discard`; cards: :class:`Card`, :func:`card`, :func:`cards`; :class:`Rules`.
+  :func:`discard` (a Card or its text, ``discard("Ah")``); cards: :class:`Card`,
+  :func:`card`, :func:`cards` (both read text leniently: ``"ah"``, ``"10h"``); :class:`Rules`.
+- :func:`sdk.harness.check_bot`: the checks ``thirtyone bot test my_bot.py`` runs.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Time is reported to bots (``view.budget_ms``, ``view.bank_ms``) but not enforced
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from referee.game import (
@@ -217,3 +217,50 @@ def play_matches(
         series.outcomes.append(outcome)
         series.seats.append(tuple((b - shift) % k for b in range(k)))
     return series
+
+
+#: The rules presets :func:`check_bot` plays by default.
+CHECK_PRESETS: tuple[str, ...] = ("standard", "pagat", "family")
+#: The table sizes :func:`check_bot` plays by default.
+CHECK_TABLE_SIZES: tuple[int, ...] = (2, 4, 6)
+#: The sample bots :func:`check_bot` seats against yours, in turn.
+CHECK_OPPONENTS: tuple[str, ...] = ("greedy", "random", "threshold")
+
+
+def check_bot(
+    bot: BotSource,
+    *,
+    presets: Sequence[str] = CHECK_PRESETS,
+    table_sizes: Sequence[int] = CHECK_TABLE_SIZES,
+    matches: int = 5,
+    report: Callable[[str], object] | None = None,
+) -> list[Series]:
+    """Play ``bot`` against the sample bots under every preset and table size; raise on a fault.
+
+    The checks of a scaffolded bot's test (``thirtyone bot new``), runnable without pytest
+    (``thirtyone bot test my_bot.py``): for each preset and size, ``matches`` matches with
+    the seats rotating. An illegal move raises :class:`IllegalMoveError`; an exception from
+    the bot comes out as it was raised. Either carries a note naming the preset and the
+    table size. ``report`` gets a line per preset and size played. Returns the series.
+    """
+    from sample_bots import load  # sample bots are built on the SDK: import them late
+
+    if matches < 1:
+        raise ValueError(f"matches must be at least 1, got {matches}")
+    opponents = [load(name) for name in CHECK_OPPONENTS]
+    played: list[Series] = []
+    for preset in presets:
+        for players in table_sizes:
+            bots: list[BotSource] = [bot] + [opponents[i % len(opponents)] for i in range(players - 1)]
+            try:
+                series = play_matches(bots, n=matches, rules=preset)
+            except Exception as e:
+                e.add_note(f"while checking: preset {preset!r}, {players} players")
+                raise
+            played.append(series)
+            if report is not None:
+                report(
+                    f"{preset}, {players} players: {matches} matches, "
+                    f"{series.wins(0)} won, mean placing {series.mean_placing(0):.2f}"
+                )
+    return played

@@ -2,9 +2,9 @@
 
 A search bot cannot look at the other hands or the stock, but it can *guess* them many times
 and play each guess out (:mod:`sdk.simulate`). Each guess must be consistent with the seat's
-information (RULES.md §9): its own hand, the discard pile, every card an opponent took from
-the discard pile and still holds, what it knows of forfeited hands, and the sizes of hands
-and stock. :class:`Sampler` deals exactly that, as a
+information (docs/rules.md, "What a bot sees"): its own hand, the discard pile, every card an
+opponent took from the discard pile and still holds, what it knows of forfeited hands, and
+the sizes of hands and stock. :class:`Sampler` deals exactly that, as a
 :class:`~referee.game.position.Position` the game model can play on::
 
     sampler = Sampler(view)
@@ -272,6 +272,8 @@ def _dead_hand_cards(obs: Observation) -> int:
     """How many cards the hands forfeited this round took out of play.
 
     A seat forfeiting between its draw and its discard drops four cards, otherwise three.
+    Another seat's forfeit may come between the draw and the forfeit: only the last event
+    that is not a forfeit tells whether a turn was half done.
     """
     total = 0
     prev = None
@@ -282,7 +284,8 @@ def _dead_hand_cards(obs: Observation) -> int:
                 EventKind.DRAW_DISCARD,
             )
             total += 4 if mid_turn else 3
-        prev = ev
+        else:
+            prev = ev
     return total
 
 

@@ -6,8 +6,9 @@
         sdk.run(MyBot)
 
 Addresses (``--address``, else the environment variable ``THIRTYONE_BOT_ADDRESS``, else
-``default_address``): ``unix:///abs/path.sock``, ``unix:/abs/path.sock`` or
-``unix:relative.sock`` for a Unix socket; ``host:port`` or ``grpc://host:port`` for TCP
+``default_address``): ``unix:///abs/path/bot.sock`` for a Unix socket (the spelling the
+referee uses; gRPC's ``unix:/abs/path/bot.sock`` and ``unix:relative.sock`` are accepted
+too); ``host:port`` or ``grpc://host:port`` for TCP
 (``[::]:port`` for every interface); a bare ``port`` (or ``:port``) for TCP on 127.0.0.1
 only. Port 0 picks a free port; the start line on stderr names it.
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import os
+import re
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -27,6 +29,7 @@ from thirtyone.v1 import bot_pb2, bot_pb2_grpc
 
 from referee import wire
 from referee.bots.process import STOP_GRACE_S, BotProcess, Launcher, LocalLauncher, describe_exit
+from referee.bots.sandbox import ADDRESS_ENV
 from referee.bots.spec import BotSpec, parse_bot_spec
 from referee.faults import (
     BotFault,
@@ -274,6 +277,65 @@ class SeatStream:
             pass  # a bot that will not hang up is hung up on
         self.abort()
 
+    # The two methods below judge what :meth:`start` and :meth:`finish` take on trust: a match
+    # does not need to know, but a compliance check (referee.bots.compliance) does.
+
+    async def settle(self, wait_s: float) -> BotFault | None:
+        """Wait ``wait_s`` after :meth:`start`: the bot must send nothing and keep the stream open.
+
+        Returns the fault if it sent a message (which is then dropped) or ended or broke the
+        stream, else None.
+        """
+        if self.broken is not None:
+            return self.broken
+        try:
+            async with asyncio.timeout(wait_s):
+                kind, payload, _ = await self._next()
+        except TimeoutError:
+            return None
+        if kind == self._MESSAGE:
+            assert isinstance(payload, bot_pb2.PlayResponse)
+            return MalformedFault(
+                f"the bot sent a PlayResponse (decision_id {payload.decision_id}) when no decision was asked"
+            )
+        return await self._stream_fault(kind, payload)
+
+    async def end(self, request: bot_pb2.PlayRequest, timeout_s: float = FINISH_TIMEOUT_S) -> BotFault | None:
+        """Send ``match_end``, half-close, and wait up to ``timeout_s`` for the bot to end the
+        call with OK; the fault if it did not (None: a clean end). The stream is dropped after.
+
+        Late answers to decisions given up on are not held against the bot; any other message
+        is (the bot must send nothing after match end).
+        """
+        if self.broken is not None:
+            return self.broken
+        call = self._call
+        assert call is not None, "start() the stream first"
+        fault: BotFault | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                # A write fails only once the call has ended; the reader's report says how.
+                with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    await call.write(request)
+                    await call.done_writing()
+                while True:
+                    kind, payload, _ = await self._next()
+                    if kind == self._END:
+                        break
+                    if kind == self._ERROR:
+                        fault = await self._stream_fault(kind, payload)
+                        break
+                    assert isinstance(payload, bot_pb2.PlayResponse)
+                    if payload.decision_id in self._abandoned:
+                        self._abandoned.discard(payload.decision_id)
+                        continue
+                    fault = MalformedFault(f"the bot sent a PlayResponse (decision_id {payload.decision_id}) after match end")
+                    break
+        except TimeoutError:
+            fault = TimeoutFault(f"the bot did not end its Play stream within {timeout_s * 1000:.0f} ms of match end")
+        self.abort()
+        return fault
+
     def abort(self) -> None:
         """Drop the stream at once (cancels the call)."""
         if self._linger is not None:
@@ -387,27 +449,121 @@ def _start_error(spec: BotSpec, process: BotProcess | None, what: str) -> BotSta
     return BotStartError(f"bot {spec.text!r} {what}", exit_code=code, output=tail)
 
 
-async def _wait_serving(
+#: How long a bot named by its address may refuse connections before the referee gives up,
+#: in seconds: such a bot should be running already, so waiting the whole start-up timeout
+#: only hides a wrong address; the grace covers a bot started a moment before the referee.
+REFUSED_GRACE_S = 1.0
+# The SDK's start line ("... serving thirtyone protocol 1 on ADDRESS (pid N)"): a bot that
+# announces another address than the one it was given listens in the wrong place.
+_ANNOUNCED = re.compile(r"serving thirtyone protocol \d+ on (\S+) \(pid \d+\)")
+
+
+def _same_address(a: str, b: str) -> bool:
+    """Whether two gRPC targets name the same place (``unix:///p`` and ``unix:/p`` do)."""
+
+    def norm(t: str) -> str:
+        if t.startswith("unix:"):
+            rest = t[len("unix:") :]
+            return "unix:" + ("/" + rest.lstrip("/") if rest.startswith("/") else rest)
+        return t.removeprefix("grpc://")
+
+    return norm(a) == norm(b)
+
+
+def _announced_address(process: BotProcess) -> str | None:
+    """The address an SDK bot's start line says it serves on, if it printed one."""
+    found = _ANNOUNCED.findall(process.output_tail(4000))
+    return found[-1] if found else None
+
+
+def _address_note(process: BotProcess) -> str:
+    """Where the referee told a launched bot to serve, how, and where the bot says it went."""
+    note = (
+        f"; the referee gave it the address {process.address} in the environment variable {ADDRESS_ENV} "
+        "and it must serve there (an SDK bot does, unless started with --address or given a fixed address)"
+    )
+    announced = _announced_address(process)
+    if announced is not None and not _same_address(announced, process.address):
+        note += f"; it says it serves on {announced} instead"
+    return note
+
+
+def _is_python(spec: BotSpec) -> bool:
+    """Whether the bot's command runs Python (a .py file, python -m ..., a sample bot)."""
+    words = spec.argv
+    return bool(words) and (
+        spec.kind == "sample"
+        or os.path.basename(words[0]).startswith("python")
+        or any(w.endswith(".py") for w in words)
+    )
+
+
+def _exit_hint(spec: BotSpec, code: int) -> str:
+    """Why a bot may have exited cleanly before serving: it never started its server."""
+    if code != 0:
+        return ""  # a failure's own output (a traceback) says more than a guess
+    if _is_python(spec):
+        return (
+            "; a Python bot must serve until it is stopped: call sdk.run(MyBot) under "
+            "`if __name__ == '__main__':` at the end of its file"
+        )
+    return f"; a bot must serve the Bot service at the address it is given (in {ADDRESS_ENV}) until it is stopped"
+
+
+def _unreachable(address: str, details: str) -> str:
+    """Why nothing answered at a bot's address, from gRPC's connection error details."""
+    low = details.lower()
+    if "connection refused" in low:
+        why = f"connection refused at {address}"
+    elif "no such file" in low:
+        why = f"no socket at {address}"
+    else:
+        why = f"cannot connect to {address} ({details})"
+    return f"is not reachable: {why}; is the bot running and listening there?"
+
+
+async def wait_serving(
     spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float
 ) -> None:
+    """Wait until the bot's health service says SERVING for either name in :data:`HEALTH_SERVICES`.
+
+    Raises :class:`BotStartError` (naming the bot, with its exit code and last output) if the
+    process exits first, the health service is missing, or ``timeout_s`` passes.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     stub = health_pb2_grpc.HealthStub(channel)
     service_index = 0
     last = "no answer"
+    # A launched bot's socket appears only once it serves, so its checks wait for the
+    # connection; a bot named by its address should answer now, so a refusal is final (after
+    # a short grace) instead of costing the whole start-up timeout.
+    launched = process is not None
+    refused_since: float | None = None
+    wrong_address_seen = False
     while True:
         if process is not None and (code := process.exit_code()) is not None:
             await process.output_closed(0.5)
-            raise _start_error(spec, process, f"{describe_exit(code)} before it was ready")
+            raise _start_error(spec, process, f"{describe_exit(code)} before it was ready{_exit_hint(spec, code)}")
         left = deadline - loop.time()
         if left <= 0:
-            raise _start_error(spec, process, f"did not report SERVING within {timeout_s:g} s ({last})")
+            note = _address_note(process) if process is not None else f"; is it listening at {spec.address}?"
+            raise _start_error(spec, process, f"did not report SERVING within {timeout_s:g} s ({last}){note}")
+        if process is not None:
+            # An SDK bot prints its address once it serves: if that is not the address it was
+            # given, waiting longer cannot help. The line is only the bot's word, so one more
+            # failed check at the given address must confirm it before the referee gives up.
+            announced = _announced_address(process)
+            if announced is not None and not _same_address(announced, process.address):
+                if wrong_address_seen:
+                    raise _start_error(spec, process, f"serves at the wrong address{_address_note(process)}")
+                wrong_address_seen = True
         try:
             # Short attempts, so that a process that exits meanwhile is noticed quickly.
             reply = await stub.Check(
                 health_pb2.HealthCheckRequest(service=HEALTH_SERVICES[service_index]),
                 timeout=min(left, 0.25),
-                wait_for_ready=True,
+                wait_for_ready=launched,
             )
         except grpc.aio.AioRpcError as e:
             code_ = e.code()
@@ -417,16 +573,29 @@ async def _wait_serving(
                 service_index += 1
                 continue
             last = f"last health check: {code_.name}"
+            if code_ == grpc.StatusCode.UNAVAILABLE and not launched:
+                now = loop.time()
+                refused_since = now if refused_since is None else refused_since
+                if now - refused_since >= REFUSED_GRACE_S:
+                    raise _start_error(spec, process, _unreachable(spec.address, e.details() or "")) from None
+                # Failing fast, the check returns at once: do not spin.
+                await asyncio.sleep(0.05)
         else:
+            refused_since = None
             if reply.status == health_pb2.HealthCheckResponse.SERVING:
                 return
             last = f"health status {health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)}"
             await asyncio.sleep(0.02)
 
 
-async def _identify(
+async def identify(
     spec: BotSpec, stub: bot_pb2_grpc.BotServiceAsyncStub, process: BotProcess | None, timeout_s: float
 ) -> wire.BotIdentity:
+    """Ask GetIdentity and check the answer as the referee does before any match.
+
+    Raises :class:`BotStartError` if the call fails and :class:`BotIdentityError` for an
+    unusable identity (no name, control characters, another protocol version).
+    """
     try:
         reply = await stub.GetIdentity(wire.identity_request(), timeout=timeout_s)
     except grpc.aio.AioRpcError as e:
@@ -460,7 +629,10 @@ async def start_bot(
 
     Raises :class:`BotSpecError` for a bad name and :class:`BotStartError` (with the process's
     exit code and output tail) or :class:`BotIdentityError` if the bot cannot be used; in
-    every failure the process is stopped again.
+    every failure the process is stopped again. A bot named by its address must be running:
+    a refused connection (or a missing socket) fails after :data:`REFUSED_GRACE_S`, not the
+    start-up timeout. A launched bot that serves elsewhere than the address it was given
+    fails with that address and how it was given (``THIRTYONE_BOT_ADDRESS``).
     """
     if isinstance(spec, str):
         spec = parse_bot_spec(spec)
@@ -474,8 +646,8 @@ async def start_bot(
     deadline = loop.time() + startup_timeout_s
     channel = grpc.aio.insecure_channel(address, options=list(CHANNEL_OPTIONS))
     try:
-        await _wait_serving(spec, channel, process, startup_timeout_s)
-        identity = await _identify(
+        await wait_serving(spec, channel, process, startup_timeout_s)
+        identity = await identify(
             spec, bot_pb2_grpc.BotServiceStub(channel), process, max(1.0, deadline - loop.time())
         )
     except BaseException:

@@ -281,10 +281,19 @@ def sandboxed_command(
     args += ["--size", str(lim.scratch_mb * _MIB), "--perms", "1777", "--tmpfs", SCRATCH]
     for p in _runtime_folders():
         ro(p)
+    # A program named without a folder is looked up in the sandbox's own PATH. One found on
+    # the organiser's PATH outside the system folders (node under nvm or /opt, a tool in
+    # ~/.local/bin) gets its folder bound and searched too, or it would not be found inside.
+    extra_path: list[str] = []
     if argv:
         prog = _program_folder(argv[0])
         if prog is not None:
             ro(prog)
+            if "/" not in argv[0]:
+                found = shutil.which(argv[0])
+                if found is not None:
+                    extra_path.append(os.path.dirname(os.path.abspath(found)))
+                    ro(extra_path[-1])
     for p in _existing(os.path.realpath(x) for x in config.read_only):
         ro(p)
     own = os.path.realpath(cwd) if cwd else None
@@ -321,7 +330,7 @@ def sandboxed_command(
     args += ["--chdir", own if own is not None and _covered(own, bound) else SCRATCH]
 
     env = {
-        "PATH": ":".join(dict.fromkeys([os.path.dirname(os.path.abspath(sys.executable)), "/usr/local/bin", "/usr/bin", "/bin"])),
+        "PATH": ":".join(dict.fromkeys([os.path.dirname(os.path.abspath(sys.executable)), *extra_path, "/usr/local/bin", "/usr/bin", "/bin"])),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "HOME": SCRATCH,

@@ -1,12 +1,21 @@
-"""``thirtyone bot ...``: tools for bot authors (``bot new`` scaffolds a bot and its test)."""
+"""``thirtyone bot ...``: tools for bot authors.
+
+``bot new`` scaffolds a bot and its test; ``bot test`` runs that test's checks on a bot file
+with nothing but the plain install (no pytest): the harness plays it in-process against the
+sample bots under every preset and several table sizes, and any illegal move or exception
+fails the check with the reason.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import keyword
 import re
 import sys
+import traceback
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -14,7 +23,10 @@ from rich.markup import escape
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
 
-bot_app = typer.Typer(help="Write bots: scaffold a new one.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from sdk import Bot
+
+bot_app = typer.Typer(help="Write bots: scaffold a new one, check one locally.", no_args_is_help=True)
 app.add_typer(bot_app, name="bot")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -26,7 +38,7 @@ _BOT_TEMPLATE = '''\
 """{name}: a Thirty-One bot.
 
 Serve it:   python {name}.py            (listens on 127.0.0.1:50031, or --address ADDR)
-Test it:    python -m pytest test_{name}.py
+Test it:    thirtyone bot test {name}.py    (or: python test_{name}.py)
 Play it:    thirtyone match ./{name}.py greedy
 """
 
@@ -65,31 +77,35 @@ if __name__ == "__main__":
 '''
 
 _TEST_TEMPLATE = '''\
-"""Plays {name} locally against the sample bots: every preset, several table sizes."""
+"""Plays {name} locally against the sample bots: every preset, several table sizes.
+
+Run it with plain Python, ``python test_{name}.py`` (``thirtyone bot test {name}.py`` runs
+the same checks), or with pytest if you have it: ``python -m pytest test_{name}.py``.
+"""
 
 from __future__ import annotations
 
-import pytest
-
 from sample_bots import load
-from sdk.harness import play_match, play_matches
+from sdk.harness import check_bot, play_match
 
 from {name} import {cls}
 
 
-@pytest.mark.parametrize("preset", ["standard", "pagat", "family"])
-@pytest.mark.parametrize("players", [2, 4, 6])
-def test_plays_legal_matches(preset: str, players: int) -> None:
-    # The harness raises IllegalMoveError, naming the action and the reason, on a bad move.
-    opponents = [load("greedy"), load("random"), load("threshold")]
-    bots = [{cls}] + [opponents[i % 3] for i in range(players - 1)]
-    series = play_matches(bots, n=5, rules=preset)
-    assert len(series.outcomes) == 5
+def test_plays_legal_matches() -> None:
+    # Presets standard, pagat and family at 2, 4 and 6 seats, 5 matches each. The harness
+    # raises IllegalMoveError, naming the action and the reason, on a bad move.
+    check_bot({cls}, matches=5)
 
 
 def test_one_match() -> None:
     outcome = play_match([{cls}, load("greedy")], seed=7)
     assert sorted(outcome.placings) in ([1, 2], [1, 1])
+
+
+if __name__ == "__main__":
+    check_bot({cls}, matches=5, report=print)
+    test_one_match()
+    print("test_{name}: all checks passed")
 '''
 
 
@@ -135,7 +151,8 @@ def scaffold(name: str, directory: Path) -> tuple[Path, Path]:
 def new(
     name: Annotated[str, typer.Argument(help="The bot's name, a Python identifier such as my_bot.")],
     directory: Annotated[
-        Path, typer.Option("--dir", "-d", help="Where to write the files (created if missing).")
+        Path,
+        typer.Option("--dir", "-d", help="Where to write the files (created if missing).", show_default="the current folder"),
     ] = Path("."),
 ) -> None:
     """Scaffold NAME.py (a bot that runs as written) and test_NAME.py (a local test of it)."""
@@ -147,8 +164,107 @@ def new(
     for f in (bot_file, test_file):
         out.print(f"created {escape(str(f))}", highlight=False, soft_wrap=True)
     err.print(
-        f"next: [bold]python -m pytest {escape(str(test_file))}[/], then "
+        f"next: [bold]thirtyone bot test {escape(str(bot_file))}[/], then "
         f"[bold]python {escape(str(bot_file))}[/] to serve it",
         highlight=False,
         soft_wrap=True,
     )
+
+
+def load_bot_class(path: Path, class_name: str | None = None) -> type[Bot]:
+    """The :class:`sdk.Bot` subclass defined in the Python file ``path``.
+
+    The file is imported as a module named after it (not as ``__main__``, so its
+    ``sdk.run`` does not start a server), with its folder first on ``sys.path`` so that it
+    can import its neighbours. Without ``class_name`` the file must define exactly one bot
+    class. Raises ``ValueError`` naming the problem; the file's own errors propagate.
+    """
+    from sdk import Bot
+
+    if path.suffix != ".py":
+        raise ValueError(f"{path} is not a Python file (.py)")
+    if not path.is_file():
+        raise ValueError(f"no such file {path}")
+    taken = sys.modules.get(path.stem)
+    if taken is not None and getattr(taken, "__file__", None) != str(path.resolve()):
+        # Importing it under that name would replace (or be) another module: sdk, random...
+        raise ValueError(f"{path.name} has the name of the Python module {path.stem!r}; rename the file")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot import {path} as a module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # as `from my_bot import MyBot` in its test would see it
+    spec.loader.exec_module(module)
+    found = {
+        name: value
+        for name, value in vars(module).items()
+        if inspect.isclass(value)
+        and issubclass(value, Bot)
+        and value.__module__ == module.__name__
+        and not inspect.isabstract(value)
+    }
+    if class_name is not None:
+        if class_name not in found:
+            known = ", ".join(sorted(found)) or "none"
+            raise ValueError(f"{path} defines no bot class {class_name!r} (bot classes: {known})")
+        return found[class_name]
+    if not found:
+        raise ValueError(f"{path} defines no sdk.Bot subclass (a class MyBot(sdk.Bot) with an act method)")
+    if len(found) > 1:
+        raise ValueError(f"{path} defines several bot classes ({', '.join(sorted(found))}); choose one with --class")
+    return next(iter(found.values()))
+
+
+@bot_app.command("test")
+def check(
+    file: Annotated[Path, typer.Argument(help="The bot's Python file, e.g. my_bot.py.")],
+    class_name: Annotated[
+        str | None, typer.Option("--class", help="The bot class to check, if the file defines several.")
+    ] = None,
+    matches: Annotated[int, typer.Option("--matches", "-n", min=1, help="Matches per preset and table size.")] = 5,
+) -> None:
+    """Check a bot locally, no pytest needed: the checks of the test `bot new` writes.
+
+    Plays FILE's bot in-process against the sample bots under the presets standard, pagat
+    and family at 2, 4 and 6 seats; an illegal move or an exception fails with the reason.
+    """
+    from sdk.harness import CHECK_PRESETS, CHECK_TABLE_SIZES, IllegalMoveError, check_bot
+
+    try:
+        cls = load_bot_class(file, class_name)
+    except ValueError as e:
+        fail(str(e))
+    except Exception as e:  # the file's own import-time error: show it as Python would
+        _print_traceback(e)
+        fail(f"{file}: importing it raised {type(e).__name__}: {e}", code=1)
+    cases = len(CHECK_PRESETS) * len(CHECK_TABLE_SIZES)
+    out.print(
+        f"checking {cls.__name__} from {file}: presets {', '.join(CHECK_PRESETS)} at "
+        f"{', '.join(map(str, CHECK_TABLE_SIZES))} players against the sample bots, {matches} matches each",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    try:
+        check_bot(
+            cls,
+            matches=matches,
+            report=lambda line: out.print(f"  ok  {line}", markup=False, highlight=False, soft_wrap=True),
+        )
+    except IllegalMoveError as e:
+        # The message says what was played, why it is illegal and the hand; the harness's
+        # own frames would only hide that.
+        notes = "".join(f"\n{n}" for n in getattr(e, "__notes__", ()))
+        fail(f"{cls.__name__} failed its checks: {e}{notes}", code=1)
+    except Exception as e:
+        # The traceback shows the bot's line; the notes say which match, round and turn.
+        _print_traceback(e)
+        fail(f"{cls.__name__} failed its checks: {type(e).__name__}: {e}", code=1)
+    out.print(f"all {cases} checks passed", markup=False, highlight=False)
+
+
+def _print_traceback(e: BaseException) -> None:
+    err.print("".join(traceback.format_exception(e)).rstrip(), markup=False, highlight=False, soft_wrap=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from referee.cli import (
     bot,  # noqa: F401  (thirtyone bot ...)
+    check,  # noqa: F401  (thirtyone check-bot)
     doctor,  # noqa: F401  (thirtyone doctor)
     match,  # noqa: F401  (thirtyone match)
     replay,  # noqa: F401  (thirtyone replay)

@@ -1,4 +1,4 @@
-"""The game model: the one implementation of the rules of 31 (RULES.md).
+"""The game model: the one implementation of the rules of 31 (docs/rules.md).
 
 Pure: it imports only the standard library and does no I/O. The referee enforces with it,
 the SDK simulates with it, and replays verify against it.

@@ -20,15 +20,16 @@ class ActionKind(IntEnum):
     DRAW_STOCK = 2
     DRAW_DISCARD = 3
     DISCARD = 4
-    #: An empty-stock pass (RULES.md §6), or the dealer keeping the hand (§11.1).
+    #: An empty-stock pass (docs/rules.md, "An empty stock"), or the dealer keeping the hand
+    #: (the dealer's option, "Variants").
     PASS = 5
-    #: The dealer's option (RULES.md §11.1): this hand card becomes the up-card.
+    #: The dealer's option (docs/rules.md, "Variants"): this hand card becomes the up-card.
     SWAP_UPCARD = 6
-    #: Knock under the gun (RULES.md §11.2): an immediate showdown on the round's first turn.
+    #: Knock under the gun: an immediate showdown on the round's first turn.
     CALL = 7
-    #: Take the dummy as one's hand (RULES.md §11.3).
+    #: Take the dummy as one's hand.
     SWAP_HAND = 8
-    #: Swap a hand card with a widow card (RULES.md §11.4).
+    #: Swap a hand card with a widow card.
     SWAP_WIDOW = 9
 
 
@@ -62,6 +63,17 @@ class Action:
     card: Card | None = None
     #: For ``SWAP_WIDOW`` only: the widow card taken in exchange.
     widow_card: Card | None = None
+
+    def __post_init__(self) -> None:
+        # Written by people (``Action(ActionKind.DISCARD, "Ah")``): text becomes the Card, so
+        # that equality with the legal actions holds; anything else would compare unequal to
+        # every legal action and surface far from the mistake.
+        c: object = self.card
+        if c is not None and not isinstance(c, Card):
+            object.__setattr__(self, "card", _card_of(c, "Action"))
+        w: object = self.widow_card
+        if w is not None and not isinstance(w, Card):
+            object.__setattr__(self, "widow_card", _card_of(w, "Action"))
 
     def __str__(self) -> str:
         kind = self.kind
@@ -140,19 +152,45 @@ _SIMPLE = {
 }
 
 
-def discard(c: Card) -> Action:
-    """The action that discards card ``c``."""
-    return DISCARDS[c]
+def _card_of(c: object, where: str) -> Card:
+    """``c`` as a Card: a Card, or card text read leniently for people (see :meth:`Card.parse`)."""
+    if isinstance(c, Card):
+        return c
+    if isinstance(c, str):
+        try:
+            return Card.parse(c)
+        except CardParseError as e:
+            raise CardParseError(f"{where}({c!r}): {e}") from None
+    raise TypeError(f"{where}() takes a Card or card text like 'Ah', got {type(c).__name__} {c!r}")
 
 
-def swap_upcard(c: Card) -> Action:
-    """The dealer's option that puts hand card ``c`` face up and takes the up-card."""
-    return SWAP_UPCARDS[c]
+def discard(c: Card | str) -> Action:
+    """The action that discards card ``c``: a :class:`Card` or its text, ``discard("Ah")``.
+
+    Text is read as :meth:`Card.parse` reads what people type (``"Ah"``, ``"ah"``, ``"10h"``);
+    the referee's wire is stricter, but the action is sent as the card's canonical text.
+    Bad text raises :class:`CardParseError` (a ``ValueError``) naming it; another type
+    raises ``TypeError``.
+    """
+    if isinstance(c, Card):  # the common case first: bots pass cards from the view
+        return DISCARDS[c]
+    return DISCARDS[_card_of(c, "discard")]
 
 
-def swap_widow(hand_card: Card, widow_card: Card) -> Action:
-    """The widow swap that gives ``hand_card`` to the widow and takes ``widow_card``."""
-    return SWAP_WIDOWS[hand_card * 52 + widow_card]
+def swap_upcard(c: Card | str) -> Action:
+    """The dealer's option that puts hand card ``c`` (a card or its text) face up and takes
+    the up-card."""
+    if isinstance(c, Card):
+        return SWAP_UPCARDS[c]
+    return SWAP_UPCARDS[_card_of(c, "swap_upcard")]
+
+
+def swap_widow(hand_card: Card | str, widow_card: Card | str) -> Action:
+    """The widow swap that gives ``hand_card`` to the widow and takes ``widow_card`` (cards
+    or their text)."""
+    h = hand_card if isinstance(hand_card, Card) else _card_of(hand_card, "swap_widow")
+    w = widow_card if isinstance(widow_card, Card) else _card_of(widow_card, "swap_widow")
+    return SWAP_WIDOWS[h * 52 + w]
 
 
 class Phase(IntEnum):
@@ -162,7 +200,7 @@ class Phase(IntEnum):
     TURN_START = 1
     #: After a draw: which of the four cards to discard.
     DISCARD = 2
-    #: RULES.md §11.1: the dealer's one decision before the first turn (swap or keep).
+    #: The dealer's option: the dealer's one decision before the first turn (swap or keep).
     DEALER_OPTION = 3
 
 
@@ -183,16 +221,16 @@ class EventKind(IntEnum):
     PASS = 5
     RESTOCK = 6
     FORFEIT = 7
-    #: The dealer's swap (RULES.md §11.1): ``card`` went face up, ``taken`` (the old up-card)
+    #: The dealer's swap: ``card`` went face up, ``taken`` (the old up-card)
     #: into the dealer's hand. The dealer keeping the hand is a ``PASS`` event, the round's
     #: first event (an empty-stock pass is always its last).
     SWAP_UPCARD = 8
-    #: A call under the gun (RULES.md §11.2).
+    #: A call under the gun.
     CALL = 9
-    #: The dummy taken (RULES.md §11.3): no card; the old hand lies face up (see the
+    #: The dummy taken: no card; the old hand lies face up (see the
     #: observation's ``face_up``), the new hand is the taker's secret.
     SWAP_HAND = 10
-    #: A widow swap (RULES.md §11.4): ``card`` went to the widow, ``taken`` came from it.
+    #: A widow swap: ``card`` went to the widow, ``taken`` came from it.
     SWAP_WIDOW = 11
 
 
@@ -217,7 +255,7 @@ class PublicEvent(NamedTuple):
 
 
 class DummyState(IntEnum):
-    """Where the dummy hand is (RULES.md §11.3)."""
+    """Where the dummy hand is (docs/rules.md, "Variants")."""
 
     #: The rules deal no dummy.
     NONE = 0

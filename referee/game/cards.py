@@ -10,7 +10,7 @@ from referee.game.errors import CardParseError
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 SUIT_SYMBOLS = "♣♦♥♠"
-# Ace 11, T J Q K 10, number cards their pips (RULES.md §1).
+# Ace 11, T J Q K 10, number cards their pips (docs/rules.md, "Cards and notation").
 RANK_VALUES = (2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10, 11)
 
 
@@ -66,7 +66,12 @@ class Card(int):
 
     @classmethod
     def parse(cls, text: str) -> Card:
-        """Read ``Ah``, ``Td``, ``10d``, ``AH``; raise :class:`CardParseError` otherwise."""
+        """Read ``Ah``, ``Td``, ``10d``, ``AH``; raise :class:`CardParseError` otherwise.
+
+        Lenient, for what people type (the CLI, the SDK's helpers): any case, ``10`` for
+        ``T``, spaces around. The referee does not read bots' answers with it: on the wire a
+        card is exactly rank then suit (:func:`referee.wire.card_from_pb`).
+        """
         if not isinstance(text, str):
             raise CardParseError(f"a card must be text like 'Ah', got {text!r}")
         t = text.strip()
@@ -99,7 +104,7 @@ DECK: tuple[Card, ...] = Card._all
 
 
 def card(text: str) -> Card:
-    """Shorthand for :meth:`Card.parse`."""
+    """Shorthand for :meth:`Card.parse` (lenient: ``"ah"`` and ``"10h"`` are read too)."""
     return Card.parse(text)
 
 

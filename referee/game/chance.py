@@ -1,4 +1,4 @@
-"""Where the cards' order comes from (RULES.md §9).
+"""Where the cards' order comes from (docs/rules.md, "Seeds and reproducible matches").
 
 A match draws every shuffle from a :class:`Chance`. :class:`SeededChance` derives each one
 from the match seed with HMAC-SHA256, so a seat that has seen some cards learns nothing

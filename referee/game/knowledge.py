@@ -12,7 +12,7 @@ having taken it) a later observation cannot name it. :func:`round_upcard` reads 
 still visible; a caller that keeps state between decisions (the SDK does) passes it back in
 as ``upcard=`` so that it still counts as seen.
 
-Under the variants (RULES.md §11): the dealer's up-card swap and every widow swap name both
+Under the variants (docs/rules.md, "Variants"): the dealer's up-card swap and every widow swap name both
 cards, so the dealer keeps the old up-card and a widow swapper the widow card it took as
 known cards; the widow and a face-up old hand are public and located; the dummy's cards are
 hidden while face down, and stay hidden in the taker's hand (only the taker knows them, as

@@ -1,4 +1,7 @@
-"""One seat's observation: its information set, and nothing more (RULES.md §9)."""
+"""One seat's observation: its information set, and nothing more.
+
+docs/rules.md, "What a bot sees", says what that is.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ class Observation:
     and, when the seat is to move, its legal actions. Never another seat's cards, the
     stock's order or the seed.
 
-    Under the variants of RULES.md §11 also what is public: the widow's cards, where the
+    Under the variants of docs/rules.md, "Variants" also what is public: the widow's cards, where the
     dummy is (its cards are nobody's while face down; once taken they are the taker's hand,
     which only the taker sees) and the taker's old hand lying face up, the dealer's up-card
     swap (in ``history``), and under the pot every seat's net chips, the pot and the rounds.

@@ -9,7 +9,7 @@ showdown and life losses: there is no second implementation of the rules here). 
 is built by :meth:`Match.resume`, so that every field a match holds is declared in
 ``state.py`` alone.
 
-Under the variants (RULES.md §11) a position also holds the dummy (face-down cards: part of
+Under the variants (docs/rules.md, "Variants") a position also holds the dummy (face-down cards: part of
 what a seat cannot see), the face-up old hand, the widow, the widow game's unused cards, the
 chips and the pot; the dealer's-option phase is a ``phase`` like the others.
 

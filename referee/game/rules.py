@@ -1,5 +1,5 @@
-"""Rule options and presets (RULES.md §2-§11), validated, with overrides from Python,
-``key=value`` strings and TOML text."""
+"""Rule options and presets (docs/rules.md, "Rules options", "Presets" and "Variants"),
+validated, with overrides from Python, ``key=value`` strings and TOML text."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "ante": (1, 100),
 }
 _BOOLS = ("flush_may_knock", "bus", "dealer_option", "under_the_gun", "dummy")
-# Options that cannot be played together (RULES.md §11.1, §11.3): (option, its value, the
+# Options that cannot be played together (docs/rules.md, "Variants"): (option, its value, the
 # other option, its value). Asking for both is an error naming both.
 _CONFLICTS: tuple[tuple[str, Any, str, Any], ...] = (
     ("dealer_option", True, "draw", "widow"),
@@ -53,7 +53,10 @@ MAX_PLAYERS = 9
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """Every option of RULES.md, frozen. Build with :meth:`preset` or :meth:`build`."""
+    """Every rules option (docs/rules.md, "Rules options"), frozen.
+
+    Build with :meth:`preset` or :meth:`build`.
+    """
 
     three_of_a_kind: ThreeOfAKind = "30.5"
     three_aces: float | None = None
@@ -69,18 +72,20 @@ class Rules:
     lives: int = 3
     bus: bool = True
     max_rounds: int = 500
-    #: RULES.md §11.1: the dealer may swap a hand card for the up-card before the first turn.
+    #: The dealer's option: the dealer may swap a hand card for the up-card before the first
+    #: turn (docs/rules.md, "Variants").
     #: Not with ``draw="widow"``.
     dealer_option: bool = False
-    #: RULES.md §11.2: the round's first player may ``CALL`` (an immediate showdown).
+    #: Knocking under the gun: the round's first player may ``CALL`` (an immediate showdown).
     under_the_gun: bool = False
-    #: RULES.md §11.3: a face-down dummy hand that a player may take as a whole turn.
+    #: The dummy hand: a face-down hand that a player may take as a whole turn.
     #: Not with ``draw="widow"``.
     dummy: bool = False
-    #: RULES.md §11.4: ``"stock"`` (draw and discard) or ``"widow"`` (swap with three
+    #: The widow: ``"stock"`` (draw and discard) or ``"widow"`` (swap with three
     #: face-up cards; no stock, up-card or discard pile, and ``empty_stock`` is unused).
     draw: Draw = "stock"
-    #: RULES.md §11.5: ``"lives"`` (§7-§8) or ``"pot"`` (antes, a fixed number of rounds,
+    #: Playing for a pot: ``"lives"`` (docs/rules.md, "Lives and the bus") or ``"pot"``
+    #: (antes, a fixed number of rounds,
     #: net chips). Under ``"pot"``, ``lives``, ``bus``, ``knocker_alone_loss``,
     #: ``knocker_tied``, ``simultaneous_31_loss`` and ``max_rounds`` are accepted but unused.
     scoring: Scoring = "lives"
@@ -103,7 +108,7 @@ class Rules:
             if getattr(self, a) == va and getattr(self, b) == vb:
                 raise RulesError(
                     f"rule options {a!r}={_text(va)} and {b!r}={_text(vb)} cannot be played "
-                    f"together (RULES.md §11); drop one of them"
+                    f"together (docs/rules.md, 'Variants'); drop one of them"
                 )
 
     @staticmethod
@@ -168,9 +173,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "knock_ban": "none",
         "bus": False,
     },
-    # RULES.md §11.6: standard with four lives and the Grand Cadillac.
+    # The variant presets: standard with four lives and the Grand Cadillac.
     "cadillac": {"lives": 4, "three_aces": 33},
-    # RULES.md §11.6: pagat's rules, played with the widow for a pot.
+    # ... and pagat's rules, played with the widow for a pot.
     "bicycle": {
         "three_of_a_kind": "off",
         "knocker_alone_loss": 2,

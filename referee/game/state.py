@@ -1,4 +1,5 @@
-"""The match as a state machine (RULES.md §3-§8, and the variants of §11).
+"""The match as a state machine (docs/rules.md, from "The deal" to "The round limit", and
+the "Variants").
 
 A :class:`Match` is a whole game to the last player standing (or, playing for a pot, a
 fixed number of rounds). It always waits on one seat's
@@ -56,7 +57,7 @@ class RoundEnd(Enum):
     MAX_TURNS = "max_turns"
     #: Every other seat forfeited mid-round; nobody lost a life (and nobody won the pot).
     ABANDONED = "abandoned"
-    #: A call under the gun (RULES.md §11.2): a showdown with the caller as the knocker.
+    #: A call under the gun (docs/rules.md, "Variants"): a showdown, the caller as the knocker.
     CALL = "call"
 
 
@@ -70,7 +71,7 @@ class MatchEnd(Enum):
     LAST_PLAYER = "last_player"
     #: ``max_rounds`` reached (lives): no winner.
     MAX_ROUNDS = "max_rounds"
-    #: The pot's ``pot_rounds`` were played (RULES.md §11.5): placings by net chips.
+    #: The pot's ``pot_rounds`` were played (playing for a pot): placings by net chips.
     POT_ROUNDS = "pot_rounds"
 
 
@@ -96,10 +97,11 @@ class RoundResult(NamedTuple):
     lives_lost: dict[int, int]
     tokens_after: tuple[int, ...]
     eliminated: tuple[int, ...]
-    #: The round would have eliminated everyone still in, so nobody was (RULES.md §8).
+    #: The round would have eliminated everyone still in, so nobody was (docs/rules.md,
+    #: "Sudden death").
     sudden_death: bool
     turns: int
-    # --- playing for a pot (RULES.md §11.5); the defaults are the lives game's.
+    # --- playing for a pot (docs/rules.md, "Variants"); the defaults are the lives game's.
     #: Seats that won (share) the pot: the natural 31s, the blitzer, or the best hands at
     #: the showdown. Empty under lives, and when nobody won (an abandoned round).
     winners: tuple[int, ...] = ()
@@ -113,9 +115,9 @@ class RoundResult(NamedTuple):
     #: Per seat: net chips after the round (antes paid and pots won); empty under lives.
     chips_after: tuple[int, ...] = ()
     # --- public cards of the variants, as they lay when the round ended.
-    #: The widow's three cards (RULES.md §11.4); empty without the widow.
+    #: The widow's three cards; empty without the widow.
     widow: tuple[Card, ...] = ()
-    #: The old hand of the seat that took the dummy, face up (RULES.md §11.3).
+    #: The old hand of the seat that took the dummy, face up.
     face_up: tuple[Card, ...] = ()
     #: The seat that took the dummy this round, if any.
     dummy_taker: int | None = None
@@ -124,7 +126,7 @@ class RoundResult(NamedTuple):
 class DealRecord(NamedTuple):
     """A round's deal: the whole deck in dealing order, and what it gave each seat.
 
-    Dealing order (RULES.md §3, §11.3, §11.4): three cards to each seat still in, one at a
+    Dealing order (docs/rules.md, "The deal", "Variants"): three cards to each seat still in, one at a
     time from the dealer's left; then the dummy's three cards (``dummy=true``) or the widow's
     three (``draw="widow"``); then the up-card and the stock (top first), or, with the
     widow, the unused rest of the deck.
@@ -456,7 +458,7 @@ class Match:
         return _DRAW_ACTIONS
 
     def _variant_actions(self) -> list[Action]:
-        """Turn-start choices under the variants of RULES.md §11 (a phase of their own for
+        """Turn-start choices under the variants of docs/rules.md, "Variants" (a phase of their own for
         the dealer's option). Order: call, knock, draws, pass, swaps."""
         s = self.current
         h = self.hands[s]
@@ -672,7 +674,7 @@ class Match:
             if self._record:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
             if self.phase is Phase.DEALER_OPTION:
-                # The dealer keeps the hand: not a turn (RULES.md §11.1).
+                # The dealer keeps the hand: not a turn (the dealer's option).
                 self._open_play()
                 return
             self.turn += 1
@@ -683,7 +685,7 @@ class Match:
     push = apply_unchecked
 
     def _apply_variant(self, action: Action, s: int) -> None:
-        """The actions of RULES.md §11 (off the plain game's hot path)."""
+        """The actions of docs/rules.md, "Variants" (off the plain game's hot path)."""
         kind = action.kind
         h = self.hands[s]
         if kind is ActionKind.SWAP_UPCARD:
@@ -701,7 +703,7 @@ class Match:
             else:
                 self._open_play()
         elif kind is ActionKind.CALL:
-            # Scored as a knock (RULES.md §11.2): the caller is the knocker of the showdown.
+            # Scored as a knock (knocking under the gun): the caller is the showdown's knocker.
             self.knocker = s
             self.history.append(_event(PublicEvent, (EventKind.CALL, s, None, None)))
             if self._record:
@@ -800,7 +802,7 @@ class Match:
 
     def _begin_turn(self) -> None:
         # Under reshuffle the restock comes first, whatever the player then does (a dummy
-        # swap included, RULES.md §11.3).
+        # swap included: the dummy hand).
         if not self.stock and not self._no_restock:
             self._restock()
 
@@ -849,7 +851,7 @@ class Match:
         antes: tuple[int, ...] = ()
         carried = self.pot
         if self._pot_game:
-            # Antes go in at the deal, before natural 31s are checked (RULES.md §11.5).
+            # Antes go in at the deal, before natural 31s are checked (playing for a pot).
             ante = self.rules.ante
             antes = tuple(ante if alive[t] else 0 for t in range(n))
             chips = self.chips
@@ -873,7 +875,7 @@ class Match:
             self.pile = [upcard]
             self.stock = deck[:i:-1]  # top of the stock is the list's end
         elif self._widow_game:
-            # Three face-up cards; no up-card, stock or pile; the rest is not used (§11.4).
+            # Three face-up cards; no up-card, stock or pile; the rest is not used (the widow).
             self.widow = deck[i : i + 3]
             self.unused = deck[i + 3 :]
             self.dummy = []
@@ -884,7 +886,7 @@ class Match:
             self.widow = []
             self.unused = []
             if self._dummy_rule:
-                # The dummy is dealt after the players' hands, before the up-card (§11.3).
+                # The dummy is dealt after the players' hands, before the up-card (the dummy hand).
                 self.dummy = deck[i : i + 3]
                 i += 3
             else:
@@ -923,7 +925,7 @@ class Match:
             )
         if naturals:
             # Natural 31s are checked on the players' hands only, and first: no dealer's
-            # option after one (RULES.md §11.1, §11.3).
+            # option after one (docs/rules.md, "Variants").
             self._finish_round(RoundEnd.NATURAL_31, thirty_one=tuple(naturals))
         elif self._dealer_option:
             self.phase = Phase.DEALER_OPTION
@@ -1038,7 +1040,7 @@ class Match:
             self._start_round()
 
     def _pot_winners(self, end: RoundEnd, thirty_one: tuple[int, ...], values: dict[int, float]) -> tuple[int, ...]:
-        """Who takes the pot (RULES.md §11.5): 31s at once; else the best hand at the showdown,
+        """Who takes the pot (playing for a pot): 31s at once; else the best hand at the showdown,
         a tie going to the highest card, then the second, then the third (all three count)."""
         if end is RoundEnd.NATURAL_31 or end is RoundEnd.BLITZ:
             return thirty_one
@@ -1107,7 +1109,7 @@ class Match:
         return out
 
     def observation(self, seat: int) -> Observation:
-        """What ``seat`` may know now: its information set (RULES.md §9)."""
+        """What ``seat`` may know now: its information set (docs/rules.md, "What a bot sees")."""
         return observe(self, seat)
 
 

@@ -1,4 +1,4 @@
-"""Hand values (RULES.md §2), with a per-rules lookup table for the hot paths."""
+"""Hand values (docs/rules.md, "Hand values"), with a per-rules lookup table for the hot paths."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ turn and the event. This module only listens to that walk (a
 
 The steps it produces are plain values for one point of view: the omniscient one (every
 hand, every card drawn), or one seat's. A seat's steps hold only what that seat saw during
-the match (RULES.md §9): its own hand and draws, taken from
+the match (docs/rules.md, "What a bot sees"): its own hand and draws, taken from
 :meth:`~referee.game.Match.observation` at each of its decisions, and public information —
 discards, cards taken from the discard pile, knocks, hands shown at a showdown, the 31 hands,
 lives and tokens. Renderers never have to filter anything out, so they cannot leak it.
@@ -76,7 +76,7 @@ class DealStep:
     dealer: int
     #: Hands the viewer may see, in playing order (the seat left of the dealer first).
     hands: tuple[SeatHand, ...]
-    #: None in the widow game (RULES.md §11.4), which has no up-card.
+    #: None in the widow game (docs/rules.md, "Variants"), which has no up-card.
     upcard: Card | None
     stock_size: int
     #: Tokens and who is in, as the round starts.
@@ -146,7 +146,7 @@ class ThirtyOneStep:
 
 
 class LossReason(Enum):
-    """Why a seat lost lives at the end of a round (RULES.md §4, §5, §7)."""
+    """Why a seat lost lives at the end of a round (docs/rules.md: natural 31, blitz, showdown)."""
 
     #: Another seat showed 31 (natural or blitz).
     OTHER_31 = "other_31"

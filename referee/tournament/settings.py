@@ -32,6 +32,10 @@ def section(data: dict[str, Any], name: str) -> dict[str, Any]:
     return dict(value)
 
 
+def _settings(names: set[str]) -> str:
+    return "setting" if len(names) == 1 else "settings"
+
+
 def check_bot_name(name: str) -> str:
     """A bot's name in a tournament: 1-40 letters, digits, ``_ . -``, starting alphanumeric."""
     if not BOT_NAME.fullmatch(name):
@@ -116,7 +120,7 @@ class TournamentSettings:
         }
         unknown = set(data) - known
         if unknown:
-            raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+            raise SettingsError(f"unknown {_settings(unknown)}: {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
         flat = section(data, "tournament")
         flat_keys = ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "max_start_failures", "bot_env")
         for k in flat_keys:
@@ -124,7 +128,7 @@ class TournamentSettings:
                 flat[k] = data[k]
         unknown_t = set(flat) - set(flat_keys)
         if unknown_t:
-            raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
+            raise SettingsError(f"unknown [tournament] {_settings(unknown_t)}: {', '.join(sorted(unknown_t))}")
         try:
             rules = rules_from_mapping(section(data, "rules"))
         except RulesError as e:
@@ -132,7 +136,7 @@ class TournamentSettings:
         tc_data = section(data, "time_control")
         unknown_tc = set(tc_data) - {"budget_ms", "bank_ms", "grace_ms"}
         if unknown_tc:
-            raise SettingsError(f"unknown [time_control] setting(s): {', '.join(sorted(unknown_tc))}")
+            raise SettingsError(f"unknown [time_control] {_settings(unknown_tc)}: {', '.join(sorted(unknown_tc))}")
         try:
             tc = TimeControl(**tc_data)
         except (TypeError, ValueError) as e:
@@ -172,7 +176,7 @@ class TournamentSettings:
     def describe(self) -> str:
         """One line for headers: rules, table size, deals, time control."""
         return (
-            f"rules {self.rules.describe()} · {self.table_size} seats/table · {self.games} deals/table "
+            f"rules {self.rules.describe()} · {self.table_size} seats/table · {self.games} deal{'' if self.games == 1 else 's'}/table "
             f"× {self.table_size} rotations · {self.time_control.describe()} · faults {self.fault_policy}"  # noqa: RUF001
             f" · sandbox {self.sandbox}"
         )
@@ -183,7 +187,7 @@ def limits_from_mapping(data: dict[str, Any]) -> BotLimits:
     known = set(BotLimits().to_dict())
     unknown = set(data) - known
     if unknown:
-        raise SettingsError(f"unknown [limits] setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        raise SettingsError(f"unknown [limits] {_settings(unknown)}: {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
     try:
         return BotLimits(**data)
     except ValueError as e:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from openskill.models import PlackettLuce
 from scipy.stats import binomtest
 
+from referee.text import plural
 from referee.tournament.schedule import build_schedule
 from referee.tournament.store import MatchRow, TournamentStore
 
@@ -105,12 +106,16 @@ class Standings:
 
     @property
     def progress(self) -> str:
-        """``complete: all 480 matches played`` or ``incomplete: 412 of 480 matches played``."""
+        """``complete: all 480 scheduled matches played`` or ``incomplete: 412 of 480 matches played``."""
         if self.scheduled is None or self.played is None:
-            return f"{self.matches} matches played"
+            return f"{plural(self.matches, 'match', 'matches')} played"
+        if self.scheduled == 0:
+            return "not started: no matches scheduled yet (too few bots for a table)"
         if self.complete:
+            if self.scheduled == 1:
+                return "complete: the one scheduled match played"
             return f"complete: all {self.scheduled} scheduled matches played"
-        return f"incomplete: {self.played} of {self.scheduled} matches played"
+        return f"incomplete: {self.played} of {plural(self.scheduled, 'match', 'matches')} played"
 
 
 #: Rating passes over the matches in different (fixed, seeded) orders, averaged.

@@ -1,10 +1,11 @@
 """Test helpers: stacked decks and play helpers so that tests read like card-table
 scenarios, and random self-play with invariant checks (below).
 
-A round's deck is the full 52 cards in dealing order (RULES.md §3 and ``RecordedChance``):
-one card at a time to each seat still in, starting left of the dealer, three rounds of that,
-then the upcard, then the stock with its top first. :func:`stacked_deck` builds one from the
-cards a test cares about and fills the rest with a fixed, harmless filler::
+A round's deck is the full 52 cards in dealing order (docs/rules.md, "The deal", and
+``RecordedChance``): one card at a time to each seat still in, starting left of the dealer,
+three rounds of that, then the upcard, then the stock with its top first.
+:func:`stacked_deck` builds one from the cards a test cares about and fills the rest with a
+fixed, harmless filler::
 
     deck = stacked_deck(3, hands={1: "Ah Kh Qh"}, upcard="2c", stock="9h 3d")
     m = stacked_match(3, deck)
@@ -92,7 +93,7 @@ def stacked_deck(
     upcard, then the rest of the stock). ``dealer`` defaults to the last seat (round 1);
     ``seats_in`` (default: all) are the seats still in, who alone are dealt to.
 
-    For the variants (RULES.md §11.3, §11.4): ``dummy`` (its three cards, or True for
+    For the variants (docs/rules.md, "Variants"): ``dummy`` (its three cards, or True for
     filler) is dealt right after the hands, before the up-card; ``widow`` (likewise) right
     after the hands, with no up-card (``stock`` then stacks the unused rest).
     """
@@ -252,7 +253,7 @@ def hand_of(m: Match, seat: int) -> set[str]:
 
 # ---------------------------------------------------------------------------------------
 # Random self-play with invariant checks, shared by the self-play, determinism and secrecy
-# tests. Every check here is written from RULES.md, not from the model's code.
+# tests. Every check here is written from docs/rules.md, not from the model's code.
 
 ALL_ACTIONS: tuple[Action, ...] = (
     KNOCK,
@@ -359,8 +360,8 @@ def check_legality(m: Match) -> None:
 
 
 def expected_losses(r: RoundResult, rules: Rules) -> dict[int, int]:
-    """Lives lost in a round, per RULES.md §4, §5 and §7, from the values shown (none when
-    playing for a pot, §11.5)."""
+    """Lives lost in a round, per docs/rules.md (natural 31, blitz, showdown), from the values
+    shown (none when playing for a pot)."""
     if rules.scoring == "pot":
         return {}
     seats = sorted(r.hands)
@@ -384,7 +385,10 @@ def expected_losses(r: RoundResult, rules: Rules) -> dict[int, int]:
 def expected_tokens(
     tokens: list[int], seats: list[int], losses: dict[int, int], rules: Rules
 ) -> tuple[list[int], list[int], bool]:
-    """Tokens after the losses, who is out, and whether it was sudden death (§8)."""
+    """Tokens after the losses, who is out, and whether it was sudden death.
+
+    docs/rules.md, "Lives and the bus" and "Sudden death".
+    """
     new = list(tokens)
     out: list[int] = []
     for s, n in losses.items():
@@ -409,12 +413,12 @@ SHOWDOWN_ENDS = (RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS, Round
 
 
 def pot_key(hand: Sequence[Card], rules: Rules) -> tuple[float, tuple[int, ...]]:
-    """RULES.md §11.5: the hand's value, then its ranks from the highest (all three count)."""
+    """Playing for a pot: the hand's value, then its ranks from the highest (all three count)."""
     return hand_value(hand, rules), tuple(sorted((c.rank for c in hand), reverse=True))
 
 
 def expected_pot_winners(r: RoundResult, rules: Rules) -> tuple[int, ...]:
-    """Who takes the pot (RULES.md §11.5), from the hands shown."""
+    """Who takes the pot (playing for a pot), from the hands shown."""
     if r.end in (RoundEnd.NATURAL_31, RoundEnd.BLITZ):
         return r.thirty_one
     if r.end is RoundEnd.ABANDONED:
@@ -464,7 +468,7 @@ class Tracker:
         self.check()
 
     def _antes_until(self, round_no: int) -> None:
-        """Every seat still in pays the ante at each deal (RULES.md §11.5)."""
+        """Every seat still in pays the ante at each deal (playing for a pot)."""
         m = self.m
         if m.rules.scoring != "pot":
             return
@@ -565,7 +569,7 @@ class Tracker:
 
     def check_cards(self) -> None:
         """Every card exactly once among hands, stock, discard pile, dead hands, the dummy,
-        the face-up old hand, the widow and the unused cards (RULES.md §11)."""
+        the face-up old hand, the widow and the unused cards (docs/rules.md, "Variants")."""
         m = self.m
         r = m.rules
         places = [c for h in m.hands for c in h]

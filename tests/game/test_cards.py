@@ -1,4 +1,4 @@
-"""Cards (RULES.md §1): notation, parsing errors, value semantics."""
+"""Cards (docs/rules.md, "Cards and notation"): notation, parsing errors, value semantics."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Determinism and replay (RULES.md §3, §9): same seed and actions, same match; recorded
-deals and restocks replay a match without the seed; tampering is caught."""
+"""Determinism and replay (docs/rules.md, "Seeds and reproducible matches"): same seed and
+actions, same match; recorded deals and restocks replay a match without the seed; tampering
+is caught."""
 
 from __future__ import annotations
 

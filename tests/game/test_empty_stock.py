@@ -1,4 +1,4 @@
-"""An empty stock (RULES.md §6): reshuffle and showdown modes."""
+"""An empty stock (docs/rules.md, "An empty stock"): reshuffle and showdown modes."""
 
 from __future__ import annotations
 

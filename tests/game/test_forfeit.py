@@ -1,4 +1,5 @@
-"""``Match.forfeit``: a seat leaves at once (the referee's fault policy, RULES.md §8)."""
+"""``Match.forfeit``: a seat leaves at once (the referee's fault policy; docs/rules.md,
+"Forfeits")."""
 
 from __future__ import annotations
 
@@ -182,8 +183,8 @@ def every_legal_action_applies(m) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("preset", ["standard", "pagat"])
 def test_forfeit_after_taking_the_only_discard(preset: str) -> None:
     """The seat to move takes the one card of the discard pile, then forfeits: the next seat
-    must not be offered a draw from an empty discard pile (RULES.md §5: DRAW_DISCARD takes
-    the top discard; there is none)."""
+    must not be offered a draw from an empty discard pile (docs/rules.md, "A turn":
+    DRAW_DISCARD takes the top discard; there is none)."""
     m = stacked_match(3, stacked_deck(3, upcard="Kh"), Rules.preset(preset))
     play(m, "0: draw discard")
     m.forfeit(0)
@@ -195,9 +196,9 @@ def test_forfeit_after_taking_the_only_discard(preset: str) -> None:
 
 
 def test_first_seat_forfeits_before_acting_the_ban_still_holds() -> None:
-    """RULES.md leaves this open; the model's choice: a forfeit is no turn, so the next seat
-    plays the round's first turn (no knock under knock_ban=first_turn), and max_turns does not
-    count it."""
+    """The rules of the game leave this open; the model's choice (docs/rules.md, "Forfeits"):
+    a forfeit is no turn, so the next seat plays the round's first turn (no knock under
+    knock_ban=first_turn), and max_turns does not count it."""
     m = stacked_match(3, max_turns_per_round=2)
     m.forfeit(0)
     assert m.current == 1 and m.turn == 0

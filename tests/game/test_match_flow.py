@@ -1,4 +1,4 @@
-"""Lives, the bus, sudden death, placings, max_rounds and the dealer (RULES.md §3, §8)."""
+"""Lives, the bus, sudden death, placings, max_rounds and the dealer (docs/rules.md)."""
 
 from __future__ import annotations
 

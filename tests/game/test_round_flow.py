@@ -1,4 +1,4 @@
-"""A round, rule by rule, on stacked decks (RULES.md §3-§6): natural 31, knocking, the
+"""A round, rule by rule, on stacked decks (docs/rules.md): natural 31, knocking, the
 discard rule, blitz, the last lap after a knock, max_turns_per_round."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_deal_and_first_turn() -> None:
     ]
 
 
-# ---------------------------------------------------------------- natural 31 (§4)
+# ---------------------------------------------------------------- natural 31
 
 
 def test_one_natural_31_every_other_player_loses_one() -> None:
@@ -113,7 +113,7 @@ def test_no_natural_without_a_real_31(hand: str) -> None:
     assert m.round_no == 1 and not m.rounds
 
 
-# ---------------------------------------------------------------- knock bans (§5)
+# ---------------------------------------------------------------- knock bans
 
 
 def test_knock_ban_first_turn() -> None:
@@ -170,7 +170,7 @@ def test_knock_ban_first_lap_counts_turns_per_seat_each_round() -> None:
     assert KNOCK in m.legal_actions()
 
 
-# ---------------------------------------------------------------- min_knock (§5)
+# ---------------------------------------------------------------- min_knock
 
 
 @pytest.mark.parametrize(
@@ -219,7 +219,7 @@ def test_min_knock_uses_the_hand_at_turn_start() -> None:
     play(m, "0: knock")
 
 
-# ---------------------------------------------------------------- the discard rule (§5)
+# ---------------------------------------------------------------- the discard rule
 
 
 def test_taken_discard_may_not_go_back_the_same_turn() -> None:
@@ -268,7 +268,7 @@ def test_taking_back_ones_own_earlier_discard() -> None:
     assert set(m.rounds[0].hands[0]) == set(cards("Kh 9h 5c"))
 
 
-# ---------------------------------------------------------------- blitz (§5)
+# ---------------------------------------------------------------- blitz
 
 
 def test_blitz_ends_the_round_at_once() -> None:
@@ -324,7 +324,7 @@ def test_a_triple_is_no_blitz() -> None:
     assert m.round_no == 1 and m.value(0) == 33
 
 
-# ---------------------------------------------------------------- after a knock (§5, §7)
+# ---------------------------------------------------------------- after a knock
 
 
 def test_one_knock_then_one_turn_each_then_showdown() -> None:
@@ -381,7 +381,7 @@ def test_records_of_a_round() -> None:
     assert len(results) == 1 and results[0].lives_lost == {1: 2}  # the knocker, alone lowest
 
 
-# ---------------------------------------------------------------- showdown losses (§7)
+# ---------------------------------------------------------------- showdown losses
 
 KNOCKS_FIRST: dict[str, Any] = {"knock_ban": "none"}
 
@@ -463,7 +463,7 @@ def test_showdown_values_follow_the_rules_in_force(toak: str, expected: dict[int
     assert m.rounds[0].lives_lost == expected
 
 
-# ---------------------------------------------------------------- max_turns_per_round (§6)
+# ---------------------------------------------------------------- max_turns_per_round
 
 
 def test_max_turns_ends_the_round_with_a_showdown() -> None:

@@ -1,4 +1,5 @@
-"""Rule options and presets (RULES.md §2-§10): validation and every way to set them."""
+"""Rule options and presets (docs/rules.md, "Rules options", "Presets"): validation and every
+way to set them."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from referee.game import (
 from referee.game.errors import GameError
 from referee.game.rules import coerce_option
 
-# RULES.md §10, transcribed (plus the defaults of the options the table leaves out).
+# docs/rules.md, "Presets", transcribed (plus the defaults of the options the table leaves out).
 TABLE: dict[str, dict[str, Any]] = {
     "standard": {
         "three_of_a_kind": "30.5",
@@ -62,7 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "blitz": "immediate",
     "max_turns_per_round": 200,
     "max_rounds": 500,
-    # RULES.md §11.
+    # docs/rules.md, "Variants".
     "dealer_option": False,
     "under_the_gun": False,
     "dummy": False,
@@ -71,7 +72,7 @@ DEFAULTS: dict[str, Any] = {
     "pot_rounds": 0,
     "ante": 1,
 }
-# RULES.md §11.6: the variant presets, as changes to the table above.
+# docs/rules.md, "Variants": the variant presets, as changes to the table above.
 VARIANT_PRESETS: dict[str, dict[str, Any]] = {
     "cadillac": TABLE["standard"] | DEFAULTS | {"lives": 4, "three_aces": 33},
     "bicycle": TABLE["pagat"] | DEFAULTS | {"draw": "widow", "scoring": "pot"},
@@ -148,7 +149,7 @@ ACCEPTS: dict[str, list[str]] = {
     "pot_rounds": ["0", "10000"],
     "ante": ["1", "100"],
 }
-# Options that cannot be played together (RULES.md §11.1, §11.3).
+# Options that cannot be played together (docs/rules.md, "Variants").
 CONFLICTS = [({"dealer_option": True}, {"draw": "widow"}), ({"dummy": True}, {"draw": "widow"})]
 
 

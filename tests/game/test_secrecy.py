@@ -1,4 +1,5 @@
-"""Secrecy (RULES.md §9): an observation holds one seat's information set and nothing more."""
+"""Secrecy (docs/rules.md, "What a bot sees"): an observation holds one seat's information set
+and nothing more."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ class SecrecyChecker:
         face_up.update(
             e.card for e in m.history if e.kind in (EventKind.DISCARD, EventKind.DRAW_DISCARD)
         )
-        # RULES.md §11: the exchanges with the up-card and the widow show both cards; the
+        # docs/rules.md, "Variants": the exchanges with the up-card and the widow show both cards; the
         # widow and a dummy-taker's old hand lie face up.
         for e in m.history:
             if e.kind in (EventKind.SWAP_UPCARD, EventKind.SWAP_WIDOW):
@@ -161,7 +162,7 @@ SECRECY_RULES: dict[str, Rules] = {
     "standard": Rules.preset("standard"),
     "pagat": Rules.preset("pagat"),
     "family": Rules.preset("family"),
-    # RULES.md §11: every variant.
+    # docs/rules.md, "Variants": every variant.
     "cadillac": Rules.preset("cadillac"),
     "bicycle": Rules.preset("bicycle"),
     "dealer_option": Rules(dealer_option=True),
@@ -265,7 +266,7 @@ def test_unseen_cards_do_not_change_an_observation(a: list[Card], b: list[Card])
         assert ma.observation(1) != mb.observation(1)
 
 
-# The dummy (RULES.md §11.3): two worlds that differ only in the dummy's cards (and the stock
+# The dummy (docs/rules.md, "Variants"): two worlds that differ only in the dummy's cards (and the stock
 # cards they were swapped with, below anything drawn) look the same to every seat but the
 # one that takes the dummy, before and after it is taken.
 def dummy_world(dummy: str, stock_tail: str) -> Match:

@@ -1,4 +1,4 @@
-"""Random self-play (RULES.md throughout): invariants over thousands of matches."""
+"""Random self-play (docs/rules.md throughout): invariants over thousands of matches."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def random_rules(rnd: random.Random) -> Rules:
         "lives": rnd.choice([1, 2, 3, 4]),
         "bus": rnd.random() < 0.5,
         "max_rounds": rnd.choice([1, 3, 20, 500]),
-        # RULES.md §11: each variant on a third of the time (two cannot meet the widow).
+        # docs/rules.md, "Variants": each variant on a third of the time (two cannot meet the widow).
         "dealer_option": rnd.random() < 0.3,
         "under_the_gun": rnd.random() < 0.3,
         "dummy": rnd.random() < 0.3,

@@ -1,4 +1,4 @@
-"""Hand values (RULES.md §2): the golden examples and a brute-force cross-check."""
+"""Hand values (docs/rules.md): the golden examples and a brute-force cross-check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The variants' actions (RULES.md §11): text that round-trips, shared instances, and kinds
+"""The variants' actions (docs/rules.md, "Variants"): text that round-trips, shared instances, and kinds
 whose numbers never change (they are mirrored on the wire)."""
 
 from __future__ import annotations
@@ -86,3 +86,11 @@ def test_events_name_both_cards_of_an_exchange() -> None:
     ev = PublicEvent(EventKind.SWAP_WIDOW, 1, card("Td"), card("As"))
     assert ev.taken == card("As") and str(ev) == "seat 1 swap widow Td for As"
     assert PublicEvent(EventKind.KNOCK, 0) == PublicEvent(EventKind.KNOCK, 0, None, None)
+
+
+def test_swaps_from_card_text() -> None:
+    assert swap_upcard("td") is swap_upcard(card("Td"))
+    assert swap_widow("Td", "as") is swap_widow(card("Td"), card("As"))
+    assert Action(ActionKind.SWAP_WIDOW, "Td", "As") == swap_widow(card("Td"), card("As"))  # type: ignore[arg-type]
+    with pytest.raises(ActionParseError.__mro__[1]):
+        swap_widow("Td", "Zz")

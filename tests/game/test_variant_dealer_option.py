@@ -1,4 +1,4 @@
-"""RULES.md §11.1: the dealer's option on the up-card, sentence by sentence."""
+"""The dealer's option on the up-card (docs/rules.md, "Variants"), sentence by sentence."""
 
 from __future__ import annotations
 

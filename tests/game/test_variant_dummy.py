@@ -1,4 +1,4 @@
-"""RULES.md §11.3: the dummy hand, sentence by sentence."""
+"""The dummy hand (docs/rules.md, "Variants"), sentence by sentence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Positions and knowledge under the variants (RULES.md §11): what the SDK's Monte Carlo
+"""Positions and knowledge under the variants (docs/rules.md, "Variants"): what the SDK's Monte Carlo
 sampler rebuilds a match from.
 
 A position taken from a match rebuilds the very same match (every field, ``Match.resume``);

@@ -1,4 +1,4 @@
-"""RULES.md §11.5: playing for a pot, sentence by sentence."""
+"""Playing for a pot (docs/rules.md, "Variants"), sentence by sentence."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_several_naturals_share_the_pot_and_the_remainder_is_carried() -> None:
 
 
 def test_a_tie_goes_to_the_highest_card_all_three_counting() -> None:
-    # RULES.md's example: K♦ 9♦ A♣ beats K♠ 9♠ 2♣ at 19.
+    # docs/rules.md's example: K♦ 9♦ A♣ beats K♠ 9♠ 2♣ at 19.
     hands = {0: "Kd 9d Ac", 1: "Ks 9s 2c", **LOW}
     m = stacked_match(3, stacked_deck(3, hands=hands), POT, three_of_a_kind="off")
     play(m, "0: knock")

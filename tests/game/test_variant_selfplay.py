@@ -1,4 +1,4 @@
-"""Random self-play under every variant of RULES.md §11: 1,000 matches per new preset and per
+"""Random self-play under every variant of docs/rules.md, "Variants": 1,000 matches per new preset and per
 single-option variant, with every invariant of ``tests.game.helpers.Tracker`` checked after
 every step: card conservation (every card exactly once among hands, stock, discard pile,
 dead hands, dummy, face-up old hand, widow and unused cards), chip conservation (antes paid =

@@ -1,4 +1,4 @@
-"""RULES.md §11.2: knock under the gun (``CALL``), sentence by sentence."""
+"""Knocking under the gun (``CALL``; docs/rules.md, "Variants"), sentence by sentence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md §11.4: the widow (``draw="widow"``), sentence by sentence."""
+"""The widow (``draw="widow"``; docs/rules.md, "Variants"), sentence by sentence."""
 
 from __future__ import annotations
 

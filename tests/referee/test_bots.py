@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -89,8 +91,78 @@ def test_startup_timeout(tmp_path: Path) -> None:
 
 
 def test_unreachable_address() -> None:
-    with pytest.raises(BotStartError, match="did not report SERVING"):
-        run(start_bot("unix:///nonexistent/thirtyone-test.sock", startup_timeout_s=0.5))
+    # Nothing at a Unix address: said at once, not after the start-up timeout.
+    t0 = time.monotonic()
+    with pytest.raises(BotStartError, match=r"no socket at unix:///nonexistent/thirtyone-test\.sock"):
+        run(start_bot("unix:///nonexistent/thirtyone-test.sock"))
+    assert time.monotonic() - t0 < 5
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connection_refused_fails_fast() -> None:
+    # Issue #12, item 11b: a bot named by its address should be running; a refused connection
+    # is reported as such, well before the old 10 s of waiting (a behaviour check, not timing).
+    port = _free_port()
+    t0 = time.monotonic()
+    with pytest.raises(BotStartError) as info:
+        run(start_bot(f"grpc://127.0.0.1:{port}"))
+    assert time.monotonic() - t0 < 5
+    assert f"connection refused at 127.0.0.1:{port}" in str(info.value)
+    assert f"bot 'grpc://127.0.0.1:{port}'" in str(info.value)
+
+
+def test_sdk_bot_on_the_wrong_address_is_told_which_address_it_was_given(tmp_path: Path) -> None:
+    # Issue #12, item 11a: an SDK bot that overrides its address. Its start line says where it
+    # went, so the referee need not wait for the start-up timeout either.
+    script = tmp_path / "elsewhere.py"
+    script.write_text(
+        "import sdk\nfrom sample_bots import load\n\n"
+        "if __name__ == '__main__':\n    sdk.run(load('greedy'), argv=['--address', '127.0.0.1:0'])\n"
+    )
+    t0 = time.monotonic()
+    with pytest.raises(BotStartError) as info:
+        run(start_bot(str(script)))
+    assert time.monotonic() - t0 < 8  # the start-up timeout is 10 s
+    text = str(info.value)
+    assert "serves at the wrong address" in text
+    assert "the referee gave it the address unix:///" in text and f"in the environment variable {ADDRESS_ENV}" in text
+    assert "--address" in text
+    assert "it says it serves on 127.0.0.1:" in text
+
+
+def test_bot_on_the_wrong_address_times_out_naming_the_address() -> None:
+    # A bot that serves elsewhere without saying so: the timeout names the address it was given.
+    with pytest.raises(BotStartError) as info:
+        run(start_bot(hostile("first", "--address", "127.0.0.1:0"), startup_timeout_s=1))
+    text = str(info.value)
+    assert "did not report SERVING within 1 s" in text
+    assert "the referee gave it the address unix:///" in text and f"in the environment variable {ADDRESS_ENV}" in text
+
+
+def test_python_bot_that_never_serves_gets_a_hint(tmp_path: Path) -> None:
+    # Issue #12, item 11c: a bot file that defines its class but never calls sdk.run.
+    script = tmp_path / "forgot.py"
+    script.write_text("import sdk\n\nclass Forgot(sdk.Bot):\n    def act(self, view):\n        return view.legal_actions[0]\n")
+    with pytest.raises(BotStartError) as info:
+        run(start_bot(str(script)))
+    assert info.value.exit_code == 0
+    text = str(info.value)
+    assert "exited with code 0 before it was ready" in text
+    assert "sdk.run(MyBot)" in text and "if __name__ == '__main__':" in text
+
+
+def test_other_bot_that_never_serves_gets_a_generic_hint() -> None:
+    with pytest.raises(BotStartError) as info:
+        run(start_bot("sh -c 'exit 0'"))
+    text = str(info.value)
+    assert "exited with code 0 before it was ready" in text
+    assert f"a bot must serve the Bot service at the address it is given (in {ADDRESS_ENV})" in text
+    assert "sdk.run" not in text
 
 
 def test_running_bot_reached_by_address(tmp_path: Path, pid_dir: Path) -> None:

@@ -1,5 +1,5 @@
 """Match logs: written per event, read back with clear errors, replayed without the seed;
-and what a bot was sent, checked against the log (RULES.md §9)."""
+and what a bot was sent, checked against the log (docs/rules.md, "What a bot sees")."""
 
 from __future__ import annotations
 

@@ -346,3 +346,38 @@ def test_the_log_of_a_match_in_the_bots_own_folder_reads_empty(tmp_path: Path) -
     assert "ATTACK SUCCEEDED" not in text and '"fault"' not in text
     footer = read_log(bot / "m.jsonl").footer
     assert footer is not None and [s.faults for s in footer.stats] == [0, 0]
+
+
+def test_a_program_found_on_the_organisers_path_is_found_inside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``node bot.js`` works when node lives outside the system folders (nvm, /opt)."""
+    tool_bin = tmp_path / "opt" / "tool" / "bin"
+    tool_bin.mkdir(parents=True)
+    tool = tool_bin / "arena-test-tool"
+    tool.write_text("#!/bin/sh\necho tool ran\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool_bin}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "s").mkdir()
+    argv = sandboxed_command(["arena-test-tool"], cwd=str(tmp_path / "s"), socket_dir=str(tmp_path / "s"), config=SandboxConfig())
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "tool ran"
+
+
+def test_a_stopped_sandboxed_bot_gets_its_sigterm() -> None:
+    """Stopping a sandboxed bot delivers SIGTERM to the bot itself, which shuts down cleanly.
+
+    bubblewrap's death would SIGKILL the bot at once, so the referee signals the bot inside the
+    sandbox first; the SDK prints a line when it gets the signal, and exits with code 0.
+    """
+
+    async def go() -> tuple[str, int | None]:
+        handle = await start_bot("greedy", launcher=LocalLauncher(sandbox=SandboxConfig()))
+        process = handle.process
+        assert process is not None
+        await close_bots([handle])
+        await process.output_closed(2.0)
+        return process.output_tail(), process.exit_code()
+
+    output, code = run(go())
+    assert "SIGTERM: stopping" in output, output
+    assert code == 0, output

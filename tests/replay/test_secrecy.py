@@ -1,4 +1,4 @@
-"""`--seat N` shows only what that seat saw (RULES.md §9).
+"""`--seat N` shows only what that seat saw (docs/rules.md, "What a bot sees").
 
 Every card printed in a seat's replay is checked against that seat's knowledge, computed
 independently of the replay code: the log is replayed by :func:`referee.log.replay_log`,

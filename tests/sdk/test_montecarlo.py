@@ -42,7 +42,7 @@ from tests.sdk.helpers import play_over_grpc, python_module, start_bot
 
 PLAYERS = (2, 3, 4, 6)
 
-# The SDK does not play the widow game or the pot yet (RULES.md §11.4-§11.5; a later step):
+# The SDK does not play the widow game or the pot yet (docs/rules.md, "Variants"; a later step):
 # its tests run under every preset of the stock game played for lives.
 LIVES_STOCK_PRESETS = sorted(
     p for p in PRESETS if Rules.preset(p).draw == "stock" and Rules.preset(p).scoring == "lives"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,73 @@ def test_rejects_bad_names(tmp_path: Path, name: str, why: str) -> None:
     assert result.exit_code == 2
     assert why in result.output.replace("\n", " ")
     assert list(tmp_path.iterdir()) == []
+
+
+def _without_pytest(tmp_path: Path) -> dict[str, str]:
+    """An environment in which ``import pytest`` fails, as after the README's plain install."""
+    blocker = tmp_path / "no_pytest" / "pytest"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('pytest is not installed (a test of the plain install)')\n")
+    path = os.pathsep.join(p for p in (str(blocker.parent), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "COLUMNS": "200"}
+
+
+def test_scaffolded_bot_is_checked_without_pytest(tmp_path: Path) -> None:
+    # Issue #12, item 14: the README tour after `pip install -e .` (no pytest): scaffold a bot,
+    # then `thirtyone bot test my_bot.py`, and the test file also runs as `python test_my_bot.py`.
+    exe = str(Path(sys.executable).with_name("thirtyone"))
+    env = _without_pytest(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    made = subprocess.run([exe, "bot", "new", "tour_bot"], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert "thirtyone bot test tour_bot.py" in made.stderr  # the next step it suggests
+
+    checked = subprocess.run(
+        [exe, "bot", "test", "tour_bot.py"], cwd=work, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    for preset in ("standard", "pagat", "family"):
+        for players in (2, 4, 6):
+            assert f"ok  {preset}, {players} players: 5 matches" in checked.stdout
+    assert "all 9 checks passed" in checked.stdout
+
+    plain = subprocess.run(
+        [sys.executable, "test_tour_bot.py"], cwd=work, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert "test_tour_bot: all checks passed" in plain.stdout
+
+
+def test_bot_test_fails_with_the_reason(tmp_path: Path) -> None:
+    # A bot that always knocks: illegal after a draw, and under the first-turn knock ban.
+    (tmp_path / "knocker_bot.py").write_text(
+        textwrap.dedent(
+            """\
+            import sdk
+
+
+            class KnockerBot(sdk.Bot):
+                name = "knocker"
+
+                def act(self, view: sdk.View) -> sdk.Action:
+                    return sdk.KNOCK
+            """
+        )
+    )
+    result = runner.invoke(app, ["bot", "test", str(tmp_path / "knocker_bot.py"), "-n", "1"])
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.stderr.split())
+    assert "KnockerBot failed its checks" in text
+    assert "bot 'knocker' (seat" in text and "played knock" in text
+    assert "while checking: preset 'standard', 2 players" in text
+
+
+def test_bot_test_names_a_file_without_a_bot(tmp_path: Path) -> None:
+    (tmp_path / "helpers_only.py").write_text("VALUE = 1\n")
+    result = runner.invoke(app, ["bot", "test", str(tmp_path / "helpers_only.py")])
+    assert result.exit_code == 2
+    assert "defines no sdk.Bot subclass" in " ".join(result.stderr.split())
+    result = runner.invoke(app, ["bot", "test", str(tmp_path / "missing.py")])
+    assert result.exit_code == 2
+    assert "no such file" in result.stderr

@@ -30,9 +30,13 @@ class BotServiceStub:
 
     Readiness: besides this service a bot serves the standard gRPC health service
     `grpc.health.v1.Health` (https://github.com/grpc/grpc/blob/master/doc/health-checking.md),
-    not redefined here. The referee starts a match only after `Health.Check` with service
-    "" (or "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then
-    opens one Play stream per match and seat.
+    not redefined here. Most gRPC implementations ship it, some as a separate package:
+    Python `grpcio-health-checking`, Node.js the npm package `grpc-health-check`, Go
+    `google.golang.org/grpc/health`, Java `io.grpc:grpc-services`, C++
+    `grpc::EnableDefaultHealthCheckService(true)`, Rust the crate `tonic-health`.
+    The referee starts a match only after `Health.Check` with service "" (or
+    "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then opens one
+    Play stream per match and seat.
 
     Versioning: the protocol version is 1. It changes only with an incompatible change of
     behaviour; new fields and enum values do not change it.
@@ -61,9 +65,13 @@ class BotServiceServicer:
 
     Readiness: besides this service a bot serves the standard gRPC health service
     `grpc.health.v1.Health` (https://github.com/grpc/grpc/blob/master/doc/health-checking.md),
-    not redefined here. The referee starts a match only after `Health.Check` with service
-    "" (or "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then
-    opens one Play stream per match and seat.
+    not redefined here. Most gRPC implementations ship it, some as a separate package:
+    Python `grpcio-health-checking`, Node.js the npm package `grpc-health-check`, Go
+    `google.golang.org/grpc/health`, Java `io.grpc:grpc-services`, C++
+    `grpc::EnableDefaultHealthCheckService(true)`, Rust the crate `tonic-health`.
+    The referee starts a match only after `Health.Check` with service "" (or
+    "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then opens one
+    Play stream per match and seat.
 
     Versioning: the protocol version is 1. It changes only with an incompatible change of
     behaviour; new fields and enum values do not change it.
@@ -149,9 +157,13 @@ class BotService:
 
     Readiness: besides this service a bot serves the standard gRPC health service
     `grpc.health.v1.Health` (https://github.com/grpc/grpc/blob/master/doc/health-checking.md),
-    not redefined here. The referee starts a match only after `Health.Check` with service
-    "" (or "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then
-    opens one Play stream per match and seat.
+    not redefined here. Most gRPC implementations ship it, some as a separate package:
+    Python `grpcio-health-checking`, Node.js the npm package `grpc-health-check`, Go
+    `google.golang.org/grpc/health`, Java `io.grpc:grpc-services`, C++
+    `grpc::EnableDefaultHealthCheckService(true)`, Rust the crate `tonic-health`.
+    The referee starts a match only after `Health.Check` with service "" (or
+    "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then opens one
+    Play stream per match and seat.
 
     Versioning: the protocol version is 1. It changes only with an incompatible change of
     behaviour; new fields and enum values do not change it.

@@ -24,45 +24,51 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17thirtyone/v1/game.proto\x12\x0cthirtyone.v1\">\n\x06\x41\x63tion\x12&\n\x04kind\x18\x01 \x01(\x0e\x32\x18.thirtyone.v1.ActionKind\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\t\"\xd6\x03\n\x05Rules\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12\x33\n\x0fthree_of_a_kind\x18\x02 \x01(\x0e\x32\x1a.thirtyone.v1.ThreeOfAKind\x12\x17\n\nthree_aces\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x1c\n\x14simultaneous_31_loss\x18\x04 \x01(\r\x12)\n\tknock_ban\x18\x05 \x01(\x0e\x32\x16.thirtyone.v1.KnockBan\x12\x11\n\tmin_knock\x18\x06 \x01(\x01\x12\x17\n\x0f\x66lush_may_knock\x18\x07 \x01(\x08\x12\"\n\x05\x62litz\x18\x08 \x01(\x0e\x32\x13.thirtyone.v1.Blitz\x12-\n\x0b\x65mpty_stock\x18\t \x01(\x0e\x32\x18.thirtyone.v1.EmptyStock\x12\x1b\n\x13max_turns_per_round\x18\n \x01(\r\x12\x1a\n\x12knocker_alone_loss\x18\x0b \x01(\r\x12/\n\x0cknocker_tied\x18\x0c \x01(\x0e\x32\x19.thirtyone.v1.KnockerTied\x12\r\n\x05lives\x18\r \x01(\r\x12\x0b\n\x03\x62us\x18\x0e \x01(\x08\x12\x12\n\nmax_rounds\x18\x0f \x01(\rB\r\n\x0b_three_aces\"Q\n\x0bTimeControl\x12\x1a\n\x12\x64\x65\x63ision_budget_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\x12\x10\n\x08grace_ms\x18\x03 \x01(\r\"\xd1\x03\n\x0bObservation\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x0c\n\x04turn\x18\x04 \x01(\r\x12\"\n\x05phase\x18\x05 \x01(\x0e\x32\x13.thirtyone.v1.Phase\x12\x0c\n\x04hand\x18\x06 \x03(\t\x12\x12\n\ndrawn_card\x18\x07 \x01(\t\x12&\n\ndrawn_from\x18\x08 \x01(\x0e\x32\x12.thirtyone.v1.Pile\x12*\n\x07history\x18\t \x03(\x0b\x32\x19.thirtyone.v1.PublicEvent\x12\x14\n\x0c\x64iscard_pile\x18\n \x03(\t\x12\x12\n\nstock_size\x18\x0b \x01(\r\x12\x0e\n\x06tokens\x18\x0c \x03(\r\x12\x0f\n\x07in_game\x18\r \x03(\x08\x12\x0e\n\x06\x64\x65\x61ler\x18\x0e \x01(\r\x12\x14\n\x07knocker\x18\x0f \x01(\rH\x00\x88\x01\x01\x12\x1e\n\x16turns_left_after_knock\x18\x10 \x01(\r\x12+\n\rlegal_actions\x18\x11 \x03(\x0b\x32\x14.thirtyone.v1.Action\x12\"\n\x05rules\x18\x12 \x01(\x0b\x32\x13.thirtyone.v1.RulesB\n\n\x08_knocker\"h\n\x0bPublicEvent\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.thirtyone.v1.PublicEventKind\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x03 \x01(\tJ\x04\x08\x04\x10\x05R\nstock_size\"\xd0\x01\n\x05\x46\x61ult\x12%\n\x04kind\x18\x01 \x01(\x0e\x32\x17.thirtyone.v1.FaultKind\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x0c\n\x04turn\x18\x04 \x01(\r\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x05 \x01(\x04\x12\x0f\n\x07message\x18\x06 \x01(\t\x12\x0e\n\x06strike\x18\x07 \x01(\r\x12\x11\n\tforfeited\x18\x08 \x01(\x08\x12,\n\x0e\x64\x65\x66\x61ult_action\x18\t \x01(\x0b\x32\x14.thirtyone.v1.Action*\xa9\x01\n\nActionKind\x12\x1b\n\x17\x41\x43TION_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41\x43TION_KIND_KNOCK\x10\x01\x12\x1a\n\x16\x41\x43TION_KIND_DRAW_STOCK\x10\x02\x12\x1c\n\x18\x41\x43TION_KIND_DRAW_DISCARD\x10\x03\x12\x17\n\x13\x41\x43TION_KIND_DISCARD\x10\x04\x12\x14\n\x10\x41\x43TION_KIND_PASS\x10\x05*z\n\x0cThreeOfAKind\x12\x1f\n\x1bTHREE_OF_A_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14THREE_OF_A_KIND_30_5\x10\x01\x12\x16\n\x12THREE_OF_A_KIND_30\x10\x02\x12\x17\n\x13THREE_OF_A_KIND_OFF\x10\x03*l\n\x08KnockBan\x12\x19\n\x15KNOCK_BAN_UNSPECIFIED\x10\x00\x12\x18\n\x14KNOCK_BAN_FIRST_TURN\x10\x01\x12\x12\n\x0eKNOCK_BAN_NONE\x10\x02\x12\x17\n\x13KNOCK_BAN_FIRST_LAP\x10\x03*3\n\x05\x42litz\x12\x15\n\x11\x42LITZ_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x42LITZ_IMMEDIATE\x10\x01*^\n\nEmptyStock\x12\x1b\n\x17\x45MPTY_STOCK_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45MPTY_STOCK_RESHUFFLE\x10\x01\x12\x18\n\x14\x45MPTY_STOCK_SHOWDOWN\x10\x02*t\n\x0bKnockerTied\x12\x1c\n\x18KNOCKER_TIED_UNSPECIFIED\x10\x00\x12\x17\n\x13KNOCKER_TIED_DOUBLE\x10\x01\x12\x15\n\x11KNOCKER_TIED_SAFE\x10\x02\x12\x17\n\x13KNOCKER_TIED_SINGLE\x10\x03*G\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x14\n\x10PHASE_TURN_START\x10\x01\x12\x11\n\rPHASE_DISCARD\x10\x02*>\n\x04Pile\x12\x14\n\x10PILE_UNSPECIFIED\x10\x00\x12\x0e\n\nPILE_STOCK\x10\x01\x12\x10\n\x0cPILE_DISCARD\x10\x02*\x90\x02\n\x0fPublicEventKind\x12!\n\x1dPUBLIC_EVENT_KIND_UNSPECIFIED\x10\x00\x12 \n\x1cPUBLIC_EVENT_KIND_DRAW_STOCK\x10\x01\x12\"\n\x1ePUBLIC_EVENT_KIND_DRAW_DISCARD\x10\x02\x12\x1d\n\x19PUBLIC_EVENT_KIND_DISCARD\x10\x03\x12\x1b\n\x17PUBLIC_EVENT_KIND_KNOCK\x10\x04\x12\x1a\n\x16PUBLIC_EVENT_KIND_PASS\x10\x05\x12\x1d\n\x19PUBLIC_EVENT_KIND_RESTOCK\x10\x06\x12\x1d\n\x19PUBLIC_EVENT_KIND_FORFEIT\x10\x07*\x87\x01\n\tFaultKind\x12\x1a\n\x16\x46\x41ULT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46\x41ULT_KIND_TIMEOUT\x10\x01\x12\x14\n\x10\x46\x41ULT_KIND_CRASH\x10\x02\x12\x16\n\x12\x46\x41ULT_KIND_ILLEGAL\x10\x03\x12\x18\n\x14\x46\x41ULT_KIND_MALFORMED\x10\x04*\x9c\x01\n\x0eMatchEndReason\x12 \n\x1cMATCH_END_REASON_UNSPECIFIED\x10\x00\x12)\n%MATCH_END_REASON_LAST_PLAYER_STANDING\x10\x01\x12\x1f\n\x1bMATCH_END_REASON_MAX_ROUNDS\x10\x02\x12\x1c\n\x18MATCH_END_REASON_ABORTED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17thirtyone/v1/game.proto\x12\x0cthirtyone.v1\"R\n\x06\x41\x63tion\x12&\n\x04kind\x18\x01 \x01(\x0e\x32\x18.thirtyone.v1.ActionKind\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\t\x12\x12\n\nwidow_card\x18\x03 \x01(\t\"\xff\x04\n\x05Rules\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12\x33\n\x0fthree_of_a_kind\x18\x02 \x01(\x0e\x32\x1a.thirtyone.v1.ThreeOfAKind\x12\x17\n\nthree_aces\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x1c\n\x14simultaneous_31_loss\x18\x04 \x01(\r\x12)\n\tknock_ban\x18\x05 \x01(\x0e\x32\x16.thirtyone.v1.KnockBan\x12\x11\n\tmin_knock\x18\x06 \x01(\x01\x12\x17\n\x0f\x66lush_may_knock\x18\x07 \x01(\x08\x12\"\n\x05\x62litz\x18\x08 \x01(\x0e\x32\x13.thirtyone.v1.Blitz\x12-\n\x0b\x65mpty_stock\x18\t \x01(\x0e\x32\x18.thirtyone.v1.EmptyStock\x12\x1b\n\x13max_turns_per_round\x18\n \x01(\r\x12\x1a\n\x12knocker_alone_loss\x18\x0b \x01(\r\x12/\n\x0cknocker_tied\x18\x0c \x01(\x0e\x32\x19.thirtyone.v1.KnockerTied\x12\r\n\x05lives\x18\r \x01(\r\x12\x0b\n\x03\x62us\x18\x0e \x01(\x08\x12\x12\n\nmax_rounds\x18\x0f \x01(\r\x12\x15\n\rdealer_option\x18\x10 \x01(\x08\x12\x15\n\runder_the_gun\x18\x11 \x01(\x08\x12\r\n\x05\x64ummy\x18\x12 \x01(\x08\x12 \n\x04\x64raw\x18\x13 \x01(\x0e\x32\x12.thirtyone.v1.Draw\x12&\n\x07scoring\x18\x14 \x01(\x0e\x32\x15.thirtyone.v1.Scoring\x12\x12\n\npot_rounds\x18\x15 \x01(\r\x12\x0c\n\x04\x61nte\x18\x16 \x01(\rB\r\n\x0b_three_aces\"Q\n\x0bTimeControl\x12\x1a\n\x12\x64\x65\x63ision_budget_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\x12\x10\n\x08grace_ms\x18\x03 \x01(\r\"\x81\x05\n\x0bObservation\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x0c\n\x04turn\x18\x04 \x01(\r\x12\"\n\x05phase\x18\x05 \x01(\x0e\x32\x13.thirtyone.v1.Phase\x12\x0c\n\x04hand\x18\x06 \x03(\t\x12\x12\n\ndrawn_card\x18\x07 \x01(\t\x12&\n\ndrawn_from\x18\x08 \x01(\x0e\x32\x12.thirtyone.v1.Pile\x12*\n\x07history\x18\t \x03(\x0b\x32\x19.thirtyone.v1.PublicEvent\x12\x14\n\x0c\x64iscard_pile\x18\n \x03(\t\x12\x12\n\nstock_size\x18\x0b \x01(\r\x12\x0e\n\x06tokens\x18\x0c \x03(\r\x12\x0f\n\x07in_game\x18\r \x03(\x08\x12\x0e\n\x06\x64\x65\x61ler\x18\x0e \x01(\r\x12\x14\n\x07knocker\x18\x0f \x01(\rH\x00\x88\x01\x01\x12\x1e\n\x16turns_left_after_knock\x18\x10 \x01(\r\x12+\n\rlegal_actions\x18\x11 \x03(\x0b\x32\x14.thirtyone.v1.Action\x12\"\n\x05rules\x18\x12 \x01(\x0b\x32\x13.thirtyone.v1.Rules\x12\r\n\x05widow\x18\x13 \x03(\t\x12-\n\x0b\x64ummy_state\x18\x14 \x01(\x0e\x32\x18.thirtyone.v1.DummyState\x12\x11\n\tdead_hand\x18\x15 \x03(\t\x12\x18\n\x0b\x64ummy_taker\x18\x16 \x01(\rH\x01\x88\x01\x01\x12\r\n\x05\x63hips\x18\x17 \x03(\x11\x12\x0b\n\x03pot\x18\x18 \x01(\r\x12\x17\n\x0frounds_in_match\x18\x19 \x01(\rB\n\n\x08_knockerB\x0e\n\x0c_dummy_taker\"\xa2\x01\n\x0bPublicEvent\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.thirtyone.v1.PublicEventKind\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0c\n\x04\x63\x61rd\x18\x03 \x01(\t\x12\x12\n\ntaken_card\x18\x05 \x01(\t\x12\x15\n\rface_up_cards\x18\x06 \x03(\t\x12\r\n\x05\x63hips\x18\x07 \x01(\rJ\x04\x08\x04\x10\x05R\nstock_size\"\xd0\x01\n\x05\x46\x61ult\x12%\n\x04kind\x18\x01 \x01(\x0e\x32\x17.thirtyone.v1.FaultKind\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x0c\n\x04turn\x18\x04 \x01(\r\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x05 \x01(\x04\x12\x0f\n\x07message\x18\x06 \x01(\t\x12\x0e\n\x06strike\x18\x07 \x01(\r\x12\x11\n\tforfeited\x18\x08 \x01(\x08\x12,\n\x0e\x64\x65\x66\x61ult_action\x18\t \x01(\x0b\x32\x14.thirtyone.v1.Action*\x93\x02\n\nActionKind\x12\x1b\n\x17\x41\x43TION_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11\x41\x43TION_KIND_KNOCK\x10\x01\x12\x1a\n\x16\x41\x43TION_KIND_DRAW_STOCK\x10\x02\x12\x1c\n\x18\x41\x43TION_KIND_DRAW_DISCARD\x10\x03\x12\x17\n\x13\x41\x43TION_KIND_DISCARD\x10\x04\x12\x14\n\x10\x41\x43TION_KIND_PASS\x10\x05\x12\x1b\n\x17\x41\x43TION_KIND_SWAP_UPCARD\x10\x06\x12\x14\n\x10\x41\x43TION_KIND_CALL\x10\x07\x12\x19\n\x15\x41\x43TION_KIND_SWAP_HAND\x10\x08\x12\x1a\n\x16\x41\x43TION_KIND_SWAP_WIDOW\x10\t*<\n\x04\x44raw\x12\x14\n\x10\x44RAW_UNSPECIFIED\x10\x00\x12\x0e\n\nDRAW_STOCK\x10\x01\x12\x0e\n\nDRAW_WIDOW\x10\x02*F\n\x07Scoring\x12\x17\n\x13SCORING_UNSPECIFIED\x10\x00\x12\x11\n\rSCORING_LIVES\x10\x01\x12\x0f\n\x0bSCORING_POT\x10\x02*z\n\x0cThreeOfAKind\x12\x1f\n\x1bTHREE_OF_A_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14THREE_OF_A_KIND_30_5\x10\x01\x12\x16\n\x12THREE_OF_A_KIND_30\x10\x02\x12\x17\n\x13THREE_OF_A_KIND_OFF\x10\x03*l\n\x08KnockBan\x12\x19\n\x15KNOCK_BAN_UNSPECIFIED\x10\x00\x12\x18\n\x14KNOCK_BAN_FIRST_TURN\x10\x01\x12\x12\n\x0eKNOCK_BAN_NONE\x10\x02\x12\x17\n\x13KNOCK_BAN_FIRST_LAP\x10\x03*3\n\x05\x42litz\x12\x15\n\x11\x42LITZ_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x42LITZ_IMMEDIATE\x10\x01*^\n\nEmptyStock\x12\x1b\n\x17\x45MPTY_STOCK_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45MPTY_STOCK_RESHUFFLE\x10\x01\x12\x18\n\x14\x45MPTY_STOCK_SHOWDOWN\x10\x02*t\n\x0bKnockerTied\x12\x1c\n\x18KNOCKER_TIED_UNSPECIFIED\x10\x00\x12\x17\n\x13KNOCKER_TIED_DOUBLE\x10\x01\x12\x15\n\x11KNOCKER_TIED_SAFE\x10\x02\x12\x17\n\x13KNOCKER_TIED_SINGLE\x10\x03*q\n\nDummyState\x12\x1b\n\x17\x44UMMY_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10\x44UMMY_STATE_NONE\x10\x01\x12\x19\n\x15\x44UMMY_STATE_FACE_DOWN\x10\x02\x12\x15\n\x11\x44UMMY_STATE_TAKEN\x10\x03*`\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x14\n\x10PHASE_TURN_START\x10\x01\x12\x11\n\rPHASE_DISCARD\x10\x02\x12\x17\n\x13PHASE_DEALER_OPTION\x10\x03*>\n\x04Pile\x12\x14\n\x10PILE_UNSPECIFIED\x10\x00\x12\x0e\n\nPILE_STOCK\x10\x01\x12\x10\n\x0cPILE_DISCARD\x10\x02*\xf0\x03\n\x0fPublicEventKind\x12!\n\x1dPUBLIC_EVENT_KIND_UNSPECIFIED\x10\x00\x12 \n\x1cPUBLIC_EVENT_KIND_DRAW_STOCK\x10\x01\x12\"\n\x1ePUBLIC_EVENT_KIND_DRAW_DISCARD\x10\x02\x12\x1d\n\x19PUBLIC_EVENT_KIND_DISCARD\x10\x03\x12\x1b\n\x17PUBLIC_EVENT_KIND_KNOCK\x10\x04\x12\x1a\n\x16PUBLIC_EVENT_KIND_PASS\x10\x05\x12\x1d\n\x19PUBLIC_EVENT_KIND_RESTOCK\x10\x06\x12\x1d\n\x19PUBLIC_EVENT_KIND_FORFEIT\x10\x07\x12!\n\x1dPUBLIC_EVENT_KIND_SWAP_UPCARD\x10\x08\x12!\n\x1dPUBLIC_EVENT_KIND_DEALER_PASS\x10\t\x12\x1a\n\x16PUBLIC_EVENT_KIND_CALL\x10\n\x12\x1f\n\x1bPUBLIC_EVENT_KIND_SWAP_HAND\x10\x0b\x12 \n\x1cPUBLIC_EVENT_KIND_SWAP_WIDOW\x10\x0c\x12\x1a\n\x16PUBLIC_EVENT_KIND_ANTE\x10\r\x12\x1d\n\x19PUBLIC_EVENT_KIND_POT_WON\x10\x0e*\x87\x01\n\tFaultKind\x12\x1a\n\x16\x46\x41ULT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46\x41ULT_KIND_TIMEOUT\x10\x01\x12\x14\n\x10\x46\x41ULT_KIND_CRASH\x10\x02\x12\x16\n\x12\x46\x41ULT_KIND_ILLEGAL\x10\x03\x12\x18\n\x14\x46\x41ULT_KIND_MALFORMED\x10\x04*\xbd\x01\n\x0eMatchEndReason\x12 \n\x1cMATCH_END_REASON_UNSPECIFIED\x10\x00\x12)\n%MATCH_END_REASON_LAST_PLAYER_STANDING\x10\x01\x12\x1f\n\x1bMATCH_END_REASON_MAX_ROUNDS\x10\x02\x12\x1c\n\x18MATCH_END_REASON_ABORTED\x10\x03\x12\x1f\n\x1bMATCH_END_REASON_POT_ROUNDS\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'thirtyone.v1.game_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACTIONKIND']._serialized_start=1447
-  _globals['_ACTIONKIND']._serialized_end=1616
-  _globals['_THREEOFAKIND']._serialized_start=1618
-  _globals['_THREEOFAKIND']._serialized_end=1740
-  _globals['_KNOCKBAN']._serialized_start=1742
-  _globals['_KNOCKBAN']._serialized_end=1850
-  _globals['_BLITZ']._serialized_start=1852
-  _globals['_BLITZ']._serialized_end=1903
-  _globals['_EMPTYSTOCK']._serialized_start=1905
-  _globals['_EMPTYSTOCK']._serialized_end=1999
-  _globals['_KNOCKERTIED']._serialized_start=2001
-  _globals['_KNOCKERTIED']._serialized_end=2117
-  _globals['_PHASE']._serialized_start=2119
-  _globals['_PHASE']._serialized_end=2190
-  _globals['_PILE']._serialized_start=2192
-  _globals['_PILE']._serialized_end=2254
-  _globals['_PUBLICEVENTKIND']._serialized_start=2257
-  _globals['_PUBLICEVENTKIND']._serialized_end=2529
-  _globals['_FAULTKIND']._serialized_start=2532
-  _globals['_FAULTKIND']._serialized_end=2667
-  _globals['_MATCHENDREASON']._serialized_start=2670
-  _globals['_MATCHENDREASON']._serialized_end=2826
+  _globals['_ACTIONKIND']._serialized_start=1871
+  _globals['_ACTIONKIND']._serialized_end=2146
+  _globals['_DRAW']._serialized_start=2148
+  _globals['_DRAW']._serialized_end=2208
+  _globals['_SCORING']._serialized_start=2210
+  _globals['_SCORING']._serialized_end=2280
+  _globals['_THREEOFAKIND']._serialized_start=2282
+  _globals['_THREEOFAKIND']._serialized_end=2404
+  _globals['_KNOCKBAN']._serialized_start=2406
+  _globals['_KNOCKBAN']._serialized_end=2514
+  _globals['_BLITZ']._serialized_start=2516
+  _globals['_BLITZ']._serialized_end=2567
+  _globals['_EMPTYSTOCK']._serialized_start=2569
+  _globals['_EMPTYSTOCK']._serialized_end=2663
+  _globals['_KNOCKERTIED']._serialized_start=2665
+  _globals['_KNOCKERTIED']._serialized_end=2781
+  _globals['_DUMMYSTATE']._serialized_start=2783
+  _globals['_DUMMYSTATE']._serialized_end=2896
+  _globals['_PHASE']._serialized_start=2898
+  _globals['_PHASE']._serialized_end=2994
+  _globals['_PILE']._serialized_start=2996
+  _globals['_PILE']._serialized_end=3058
+  _globals['_PUBLICEVENTKIND']._serialized_start=3061
+  _globals['_PUBLICEVENTKIND']._serialized_end=3557
+  _globals['_FAULTKIND']._serialized_start=3560
+  _globals['_FAULTKIND']._serialized_end=3695
+  _globals['_MATCHENDREASON']._serialized_start=3698
+  _globals['_MATCHENDREASON']._serialized_end=3887
   _globals['_ACTION']._serialized_start=41
-  _globals['_ACTION']._serialized_end=103
-  _globals['_RULES']._serialized_start=106
-  _globals['_RULES']._serialized_end=576
-  _globals['_TIMECONTROL']._serialized_start=578
-  _globals['_TIMECONTROL']._serialized_end=659
-  _globals['_OBSERVATION']._serialized_start=662
-  _globals['_OBSERVATION']._serialized_end=1127
-  _globals['_PUBLICEVENT']._serialized_start=1129
-  _globals['_PUBLICEVENT']._serialized_end=1233
-  _globals['_FAULT']._serialized_start=1236
-  _globals['_FAULT']._serialized_end=1444
+  _globals['_ACTION']._serialized_end=123
+  _globals['_RULES']._serialized_start=126
+  _globals['_RULES']._serialized_end=765
+  _globals['_TIMECONTROL']._serialized_start=767
+  _globals['_TIMECONTROL']._serialized_end=848
+  _globals['_OBSERVATION']._serialized_start=851
+  _globals['_OBSERVATION']._serialized_end=1492
+  _globals['_PUBLICEVENT']._serialized_start=1495
+  _globals['_PUBLICEVENT']._serialized_end=1657
+  _globals['_FAULT']._serialized_start=1660
+  _globals['_FAULT']._serialized_end=1868
 # @@protoc_insertion_point(module_scope)

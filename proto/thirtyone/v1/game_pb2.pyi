@@ -4,12 +4,23 @@ isort:skip_file
 Shared types of the Thirty-One arena: cards, actions, rules, time control, one seat's
 observation, the public events of a round, and faults.
 
-The game is 31 (also Scat, Blitz, Ride the Bus) as specified by the arena's RULES.md.
-Section numbers below (§5 etc.) refer to that file.
+The game is 31 (also Scat, Blitz, Ride the Bus) as specified by the arena's rulebook,
+docs/rules.md in this repository. Section names in parentheses below ("Knocking" etc.)
+are sections of that file.
+
+How a hand is scored (docs/rules.md, "Hand values"): a hand is three cards; ace counts 11,
+K Q J T 10, other cards their number. Its value is the highest total of the cards of one
+suit (so "Ah Kd Qs" is 11, "As Ks 4c" is 21). 31 (an ace and two ten-cards of one suit) is
+the best and ends the round at once. Three cards of one rank are worth 30.5, 30 or
+nothing special by `Rules.three_of_a_kind`, and three aces `Rules.three_aces` if set.
+Bots need not score hands to play, but the showdown compares these values.
 
 Conventions used by every file of this package:
-- A card is a string of two characters: rank then suit. Ranks are
-  `2 3 4 5 6 7 8 9 T J Q K A` (ten is `T`), suits `c d h s`. Examples: "Ah", "Td", "7s".
+- A card is a string of exactly two characters: the rank, one of `23456789TJQKA`
+  (ten is `T`), then the suit, one of `cdhs`. Case-sensitive, no whitespace. Examples:
+  "Ah", "Td", "7s". The referee always sends this canonical form. In a bot's answer it
+  also accepts the rank `10` for `T` ("10h" is "Th"); anything else ("ah", "AH", " 2c",
+  "1h") is not a card, and an action carrying it is a MALFORMED fault.
   The empty string means "no card".
 - Seats are numbered 0..players-1 clockwise. A seat is a uint32 everywhere.
 - Rounds are numbered from 1. Turns within a round are numbered from 0.
@@ -61,9 +72,31 @@ class _ActionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionKind
     """Pass, only when the turn starts with an empty stock under `empty_stock = SHOWDOWN`.
     A pass ends the round at once with a showdown.
     """
+    ACTION_KIND_SWAP_UPCARD: _ActionKind.ValueType  # 6
+    """Dealer's option (`dealer_option`, docs/rules.md "Dealer's option"), phase DEALER_OPTION only: the hand card
+    `Action.card` goes face up as the new up-card and the old up-card goes into the
+    dealer's hand, both in public. In that phase the other choice is PASS, which there
+    means "keep my hand" and ends nothing. Not a turn. A swap that leaves the dealer at 31
+    is a blitz.
+    """
+    ACTION_KIND_CALL: _ActionKind.ValueType  # 7
+    """Knock under the gun (`under_the_gun`, docs/rules.md "Knock under the gun"), on the round's very first turn only: the
+    round ends at once with a showdown, and the caller is scored as the knocker. Allowed
+    whatever `knock_ban` and `min_knock` say. Takes no card.
+    """
+    ACTION_KIND_SWAP_HAND: _ActionKind.ValueType  # 8
+    """Take the dummy (`dummy`, docs/rules.md "The dummy hand"), at the start of a turn while the dummy is face down:
+    its three cards become the hand and the old hand is laid face up, out of play for the
+    rest of the round. The whole turn (no draw, no discard). Takes no card.
+    """
+    ACTION_KIND_SWAP_WIDOW: _ActionKind.ValueType  # 9
+    """Swap with the widow (`draw = WIDOW`, docs/rules.md "The widow"), at the start of a turn: the hand card
+    `Action.card` and the widow card `Action.widow_card` change places, in public. The
+    whole turn. A swap that leaves the player at 31 is a blitz.
+    """
 
 class ActionKind(_ActionKind, metaclass=_ActionKindEnumTypeWrapper):
-    """The kinds of action (RULES.md §5, §6)."""
+    """The kinds of action ("A turn", "An empty stock")."""
 
 ACTION_KIND_UNSPECIFIED: ActionKind.ValueType  # 0
 """Never valid in an answer; a bot that sends it makes a malformed reply."""
@@ -81,7 +114,85 @@ ACTION_KIND_PASS: ActionKind.ValueType  # 5
 """Pass, only when the turn starts with an empty stock under `empty_stock = SHOWDOWN`.
 A pass ends the round at once with a showdown.
 """
+ACTION_KIND_SWAP_UPCARD: ActionKind.ValueType  # 6
+"""Dealer's option (`dealer_option`, docs/rules.md "Dealer's option"), phase DEALER_OPTION only: the hand card
+`Action.card` goes face up as the new up-card and the old up-card goes into the
+dealer's hand, both in public. In that phase the other choice is PASS, which there
+means "keep my hand" and ends nothing. Not a turn. A swap that leaves the dealer at 31
+is a blitz.
+"""
+ACTION_KIND_CALL: ActionKind.ValueType  # 7
+"""Knock under the gun (`under_the_gun`, docs/rules.md "Knock under the gun"), on the round's very first turn only: the
+round ends at once with a showdown, and the caller is scored as the knocker. Allowed
+whatever `knock_ban` and `min_knock` say. Takes no card.
+"""
+ACTION_KIND_SWAP_HAND: ActionKind.ValueType  # 8
+"""Take the dummy (`dummy`, docs/rules.md "The dummy hand"), at the start of a turn while the dummy is face down:
+its three cards become the hand and the old hand is laid face up, out of play for the
+rest of the round. The whole turn (no draw, no discard). Takes no card.
+"""
+ACTION_KIND_SWAP_WIDOW: ActionKind.ValueType  # 9
+"""Swap with the widow (`draw = WIDOW`, docs/rules.md "The widow"), at the start of a turn: the hand card
+`Action.card` and the widow card `Action.widow_card` change places, in public. The
+whole turn. A swap that leaves the player at 31 is a blitz.
+"""
 Global___ActionKind: _TypeAlias = ActionKind  # noqa: Y015
+
+class _Draw:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DrawEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Draw.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DRAW_UNSPECIFIED: _Draw.ValueType  # 0
+    """Not set; never sent by the referee (an older log: read as STOCK)."""
+    DRAW_STOCK: _Draw.ValueType  # 1
+    """"stock": the stock and the discard pile, with an up-card (docs/rules.md)."""
+    DRAW_WIDOW: _Draw.ValueType  # 2
+    """"widow": three cards face up in the middle, no stock and no discard pile; a turn is
+    KNOCK or SWAP_WIDOW (docs/rules.md "The widow").
+    """
+
+class Draw(_Draw, metaclass=_DrawEnumTypeWrapper):
+    """Where players get cards from (option `draw`, docs/rules.md "The widow")."""
+
+DRAW_UNSPECIFIED: Draw.ValueType  # 0
+"""Not set; never sent by the referee (an older log: read as STOCK)."""
+DRAW_STOCK: Draw.ValueType  # 1
+""""stock": the stock and the discard pile, with an up-card (docs/rules.md)."""
+DRAW_WIDOW: Draw.ValueType  # 2
+""""widow": three cards face up in the middle, no stock and no discard pile; a turn is
+KNOCK or SWAP_WIDOW (docs/rules.md "The widow").
+"""
+Global___Draw: _TypeAlias = Draw  # noqa: Y015
+
+class _Scoring:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ScoringEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Scoring.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SCORING_UNSPECIFIED: _Scoring.ValueType  # 0
+    """Not set; never sent by the referee (an older log: read as LIVES)."""
+    SCORING_LIVES: _Scoring.ValueType  # 1
+    """"lives": losers of a round lose lives; the last player standing wins (docs/rules.md)."""
+    SCORING_POT: _Scoring.ValueType  # 2
+    """"pot": every round each player still in antes into a pot that the round's winner
+    takes; after `pot_rounds` rounds placings go by net chips (docs/rules.md "Playing for a pot").
+    """
+
+class Scoring(_Scoring, metaclass=_ScoringEnumTypeWrapper):
+    """How a match is scored (option `scoring`, docs/rules.md "Playing for a pot")."""
+
+SCORING_UNSPECIFIED: Scoring.ValueType  # 0
+"""Not set; never sent by the referee (an older log: read as LIVES)."""
+SCORING_LIVES: Scoring.ValueType  # 1
+""""lives": losers of a round lose lives; the last player standing wins (docs/rules.md)."""
+SCORING_POT: Scoring.ValueType  # 2
+""""pot": every round each player still in antes into a pot that the round's winner
+takes; after `pot_rounds` rounds placings go by net chips (docs/rules.md "Playing for a pot").
+"""
+Global___Scoring: _TypeAlias = Scoring  # noqa: Y015
 
 class _ThreeOfAKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -99,7 +210,7 @@ class _ThreeOfAKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ThreeOfA
     """"off": no special value; the best single suit counts, as for any hand."""
 
 class ThreeOfAKind(_ThreeOfAKind, metaclass=_ThreeOfAKindEnumTypeWrapper):
-    """Value of three cards of the same rank (option `three_of_a_kind`, §2)."""
+    """Value of three cards of the same rank (option `three_of_a_kind`, "Hand values")."""
 
 THREE_OF_A_KIND_UNSPECIFIED: ThreeOfAKind.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -127,7 +238,7 @@ class _KnockBanEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_KnockBan.Val
     """"first_lap": nobody may knock on their own first turn of the round."""
 
 class KnockBan(_KnockBan, metaclass=_KnockBanEnumTypeWrapper):
-    """When knocking is forbidden (option `knock_ban`, §5)."""
+    """When knocking is forbidden (option `knock_ban`, "Knocking")."""
 
 KNOCK_BAN_UNSPECIFIED: KnockBan.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -151,7 +262,7 @@ class _BlitzEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Blitz.ValueType
     """"immediate": at once; the round ends and every other player loses 1 life."""
 
 class Blitz(_Blitz, metaclass=_BlitzEnumTypeWrapper):
-    """When a 31 reached by a discard is declared (option `blitz`, §5)."""
+    """When a 31 reached by a discard is declared (option `blitz`, "Blitz")."""
 
 BLITZ_UNSPECIFIED: Blitz.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -173,7 +284,9 @@ class _EmptyStockEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EmptyStock
     """"showdown": the player may only DRAW_DISCARD or PASS; a PASS ends the round."""
 
 class EmptyStock(_EmptyStock, metaclass=_EmptyStockEnumTypeWrapper):
-    """What happens when a turn starts with an empty stock (option `empty_stock`, §6)."""
+    """What happens when a turn starts with an empty stock (option `empty_stock`,
+    "An empty stock").
+    """
 
 EMPTY_STOCK_UNSPECIFIED: EmptyStock.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -199,7 +312,9 @@ class _KnockerTiedEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_KnockerTi
     """"single": 1 life, like the others at the lowest value."""
 
 class KnockerTied(_KnockerTied, metaclass=_KnockerTiedEnumTypeWrapper):
-    """What a knocker tied with others for the lowest hand loses (option `knocker_tied`, §7)."""
+    """What a knocker tied with others for the lowest hand loses (option `knocker_tied`,
+    "Showdown and lost lives").
+    """
 
 KNOCKER_TIED_UNSPECIFIED: KnockerTied.ValueType  # 0
 """Not set; never sent by the referee."""
@@ -210,6 +325,38 @@ KNOCKER_TIED_SAFE: KnockerTied.ValueType  # 2
 KNOCKER_TIED_SINGLE: KnockerTied.ValueType  # 3
 """"single": 1 life, like the others at the lowest value."""
 Global___KnockerTied: _TypeAlias = KnockerTied  # noqa: Y015
+
+class _DummyState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DummyStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DummyState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DUMMY_STATE_UNSPECIFIED: _DummyState.ValueType  # 0
+    """Not set; never sent by the referee."""
+    DUMMY_STATE_NONE: _DummyState.ValueType  # 1
+    """No dummy is dealt (`rules.dummy` is false)."""
+    DUMMY_STATE_FACE_DOWN: _DummyState.ValueType  # 2
+    """The dummy lies face down: a player may SWAP_HAND at the start of a turn."""
+    DUMMY_STATE_TAKEN: _DummyState.ValueType  # 3
+    """A player took the dummy this round (`dummy_taker`); their old hand lies face up
+    (`dead_hand`). No more SWAP_HAND this round.
+    """
+
+class DummyState(_DummyState, metaclass=_DummyStateEnumTypeWrapper):
+    """The state of the dummy hand (`dummy`, docs/rules.md "The dummy hand")."""
+
+DUMMY_STATE_UNSPECIFIED: DummyState.ValueType  # 0
+"""Not set; never sent by the referee."""
+DUMMY_STATE_NONE: DummyState.ValueType  # 1
+"""No dummy is dealt (`rules.dummy` is false)."""
+DUMMY_STATE_FACE_DOWN: DummyState.ValueType  # 2
+"""The dummy lies face down: a player may SWAP_HAND at the start of a turn."""
+DUMMY_STATE_TAKEN: DummyState.ValueType  # 3
+"""A player took the dummy this round (`dummy_taker`); their old hand lies face up
+(`dead_hand`). No more SWAP_HAND this round.
+"""
+Global___DummyState: _TypeAlias = DummyState  # noqa: Y015
 
 class _Phase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -223,6 +370,12 @@ class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Phase.ValueType
     """Start of a turn: choose KNOCK, DRAW_STOCK, DRAW_DISCARD or PASS."""
     PHASE_DISCARD: _Phase.ValueType  # 2
     """After a draw: choose the card to DISCARD."""
+    PHASE_DEALER_OPTION: _Phase.ValueType  # 3
+    """The dealer's option (`dealer_option`, docs/rules.md "Dealer's option"): after the deal and the natural-31 check,
+    before the round's first turn, the dealer chooses SWAP_UPCARD (one per hand card) or
+    PASS (keep the hand). The hand has 3 cards, the up-card is the top of
+    `discard_pile`, and `turn` is 0: this decision is not a turn.
+    """
 
 class Phase(_Phase, metaclass=_PhaseEnumTypeWrapper):
     """Which decision of a turn is asked for."""
@@ -233,6 +386,12 @@ PHASE_TURN_START: Phase.ValueType  # 1
 """Start of a turn: choose KNOCK, DRAW_STOCK, DRAW_DISCARD or PASS."""
 PHASE_DISCARD: Phase.ValueType  # 2
 """After a draw: choose the card to DISCARD."""
+PHASE_DEALER_OPTION: Phase.ValueType  # 3
+"""The dealer's option (`dealer_option`, docs/rules.md "Dealer's option"): after the deal and the natural-31 check,
+before the round's first turn, the dealer chooses SWAP_UPCARD (one per hand card) or
+PASS (keep the hand). The hand has 3 cards, the up-card is the top of
+`discard_pile`, and `turn` is 0: this decision is not a turn.
+"""
 Global___Phase: _TypeAlias = Phase  # noqa: Y015
 
 class _Pile:
@@ -278,9 +437,35 @@ class _PublicEventKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Publi
     PUBLIC_EVENT_KIND_PASS: _PublicEventKind.ValueType  # 5
     """`seat` passed (empty stock under `empty_stock = SHOWDOWN`)."""
     PUBLIC_EVENT_KIND_RESTOCK: _PublicEventKind.ValueType  # 6
-    """The discard pile except its top card was shuffled into a new stock of `stock_size`."""
+    """The discard pile except its top card was shuffled into a new stock
+    (Observation.stock_size gives its size).
+    """
     PUBLIC_EVENT_KIND_FORFEIT: _PublicEventKind.ValueType  # 7
     """`seat` left the match for faults; it takes no further part."""
+    PUBLIC_EVENT_KIND_SWAP_UPCARD: _PublicEventKind.ValueType  # 8
+    """The dealer `seat` put `card` face up as the new up-card and took the old up-card
+    `taken_card` into its hand (dealer's option, docs/rules.md "Dealer's option").
+    """
+    PUBLIC_EVENT_KIND_DEALER_PASS: _PublicEventKind.ValueType  # 9
+    """The dealer `seat` kept its hand (dealer's option, docs/rules.md "Dealer's option": the action PASS in phase
+    DEALER_OPTION). Not the empty-stock PASS; the round goes on.
+    """
+    PUBLIC_EVENT_KIND_CALL: _PublicEventKind.ValueType  # 10
+    """`seat` called under the gun (docs/rules.md "Knock under the gun"): the round ends at once with a showdown."""
+    PUBLIC_EVENT_KIND_SWAP_HAND: _PublicEventKind.ValueType  # 11
+    """`seat` took the face-down dummy as its hand and laid its old hand, `face_up_cards`,
+    face up (docs/rules.md "The dummy hand").
+    """
+    PUBLIC_EVENT_KIND_SWAP_WIDOW: _PublicEventKind.ValueType  # 12
+    """`seat` gave `card` to the widow and took the widow card `taken_card` (docs/rules.md "The widow")."""
+    PUBLIC_EVENT_KIND_ANTE: _PublicEventKind.ValueType  # 13
+    """`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot"). A round's antes
+    come first in its history, in seat order, before the dealer's option and the first turn.
+    """
+    PUBLIC_EVENT_KIND_POT_WON: _PublicEventKind.ValueType  # 14
+    """`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot"); one
+    event per winner of a shared pot.
+    """
 
 class PublicEventKind(_PublicEventKind, metaclass=_PublicEventKindEnumTypeWrapper):
     """The kinds of public event."""
@@ -298,9 +483,35 @@ PUBLIC_EVENT_KIND_KNOCK: PublicEventKind.ValueType  # 4
 PUBLIC_EVENT_KIND_PASS: PublicEventKind.ValueType  # 5
 """`seat` passed (empty stock under `empty_stock = SHOWDOWN`)."""
 PUBLIC_EVENT_KIND_RESTOCK: PublicEventKind.ValueType  # 6
-"""The discard pile except its top card was shuffled into a new stock of `stock_size`."""
+"""The discard pile except its top card was shuffled into a new stock
+(Observation.stock_size gives its size).
+"""
 PUBLIC_EVENT_KIND_FORFEIT: PublicEventKind.ValueType  # 7
 """`seat` left the match for faults; it takes no further part."""
+PUBLIC_EVENT_KIND_SWAP_UPCARD: PublicEventKind.ValueType  # 8
+"""The dealer `seat` put `card` face up as the new up-card and took the old up-card
+`taken_card` into its hand (dealer's option, docs/rules.md "Dealer's option").
+"""
+PUBLIC_EVENT_KIND_DEALER_PASS: PublicEventKind.ValueType  # 9
+"""The dealer `seat` kept its hand (dealer's option, docs/rules.md "Dealer's option": the action PASS in phase
+DEALER_OPTION). Not the empty-stock PASS; the round goes on.
+"""
+PUBLIC_EVENT_KIND_CALL: PublicEventKind.ValueType  # 10
+"""`seat` called under the gun (docs/rules.md "Knock under the gun"): the round ends at once with a showdown."""
+PUBLIC_EVENT_KIND_SWAP_HAND: PublicEventKind.ValueType  # 11
+"""`seat` took the face-down dummy as its hand and laid its old hand, `face_up_cards`,
+face up (docs/rules.md "The dummy hand").
+"""
+PUBLIC_EVENT_KIND_SWAP_WIDOW: PublicEventKind.ValueType  # 12
+"""`seat` gave `card` to the widow and took the widow card `taken_card` (docs/rules.md "The widow")."""
+PUBLIC_EVENT_KIND_ANTE: PublicEventKind.ValueType  # 13
+"""`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot"). A round's antes
+come first in its history, in seat order, before the dealer's option and the first turn.
+"""
+PUBLIC_EVENT_KIND_POT_WON: PublicEventKind.ValueType  # 14
+"""`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot"); one
+event per winner of a shared pot.
+"""
 Global___PublicEventKind: _TypeAlias = PublicEventKind  # noqa: Y015
 
 class _FaultKind:
@@ -348,12 +559,19 @@ class _MatchEndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchE
     MATCH_END_REASON_UNSPECIFIED: _MatchEndReason.ValueType  # 0
     """Not set; never sent by the referee."""
     MATCH_END_REASON_LAST_PLAYER_STANDING: _MatchEndReason.ValueType  # 1
-    """One player is left: the winner (§8)."""
+    """One player is left: the winner ("The end of a match and placings")."""
     MATCH_END_REASON_MAX_ROUNDS: _MatchEndReason.ValueType  # 2
-    """`max_rounds` was reached; no winner, players still in are placed by tokens (§8)."""
+    """`max_rounds` was reached; no winner, players still in are placed by tokens
+    ("The round limit").
+    """
     MATCH_END_REASON_ABORTED: _MatchEndReason.ValueType  # 3
     """The referee stopped the match (e.g. interrupted by its operator, or an internal
     error). Placings are those at the moment of the stop.
+    """
+    MATCH_END_REASON_POT_ROUNDS: _MatchEndReason.ValueType  # 4
+    """`scoring = POT`: all the match's rounds were played (docs/rules.md "Playing for a pot"). Placings go by net chips,
+    equal chips sharing a placing; the winner is the single seat placed 1, else there is
+    none. (A pot match that forfeits leave with one seat ends LAST_PLAYER_STANDING.)
     """
 
 class MatchEndReason(_MatchEndReason, metaclass=_MatchEndReasonEnumTypeWrapper):
@@ -362,12 +580,19 @@ class MatchEndReason(_MatchEndReason, metaclass=_MatchEndReasonEnumTypeWrapper):
 MATCH_END_REASON_UNSPECIFIED: MatchEndReason.ValueType  # 0
 """Not set; never sent by the referee."""
 MATCH_END_REASON_LAST_PLAYER_STANDING: MatchEndReason.ValueType  # 1
-"""One player is left: the winner (§8)."""
+"""One player is left: the winner ("The end of a match and placings")."""
 MATCH_END_REASON_MAX_ROUNDS: MatchEndReason.ValueType  # 2
-"""`max_rounds` was reached; no winner, players still in are placed by tokens (§8)."""
+"""`max_rounds` was reached; no winner, players still in are placed by tokens
+("The round limit").
+"""
 MATCH_END_REASON_ABORTED: MatchEndReason.ValueType  # 3
 """The referee stopped the match (e.g. interrupted by its operator, or an internal
 error). Placings are those at the moment of the stop.
+"""
+MATCH_END_REASON_POT_ROUNDS: MatchEndReason.ValueType  # 4
+"""`scoring = POT`: all the match's rounds were played (docs/rules.md "Playing for a pot"). Placings go by net chips,
+equal chips sharing a placing; the winner is the single seat placed 1, else there is
+none. (A pot match that forfeits leave with one seat ends LAST_PLAYER_STANDING.)
 """
 Global___MatchEndReason: _TypeAlias = MatchEndReason  # noqa: Y015
 
@@ -382,19 +607,25 @@ class Action(_message.Message):
 
     KIND_FIELD_NUMBER: _builtins.int
     CARD_FIELD_NUMBER: _builtins.int
+    WIDOW_CARD_FIELD_NUMBER: _builtins.int
     kind: Global___ActionKind.ValueType
     """Which action."""
     card: _builtins.str
     """The card to discard, e.g. "Td". Set for DISCARD only; empty for every other kind."""
+    widow_card: _builtins.str
+    """SWAP_WIDOW only: the widow card taken into the hand, e.g. "Qs" (`card` names the hand
+    card given to the widow in its place). Empty for every other kind.
+    """
     def __init__(
         self,
         *,
         kind: Global___ActionKind.ValueType = ...,
         card: _builtins.str = ...,
+        widow_card: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "widow_card", b"widow_card"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -402,7 +633,8 @@ Global___Action: _TypeAlias = Action  # noqa: Y015
 
 @_typing.final
 class Rules(_message.Message):
-    """The rules in force (RULES.md §2-§10): a preset plus any options set on top of it.
+    """The rules in force ("Rules options", "Presets"): a preset plus any options set on top
+    of it.
     The referee always sets every field, so zero values are meaningful (e.g. `bus = false`
     means there is no bus). Enum fields are never UNSPECIFIED in a message from the referee.
     """
@@ -424,40 +656,79 @@ class Rules(_message.Message):
     LIVES_FIELD_NUMBER: _builtins.int
     BUS_FIELD_NUMBER: _builtins.int
     MAX_ROUNDS_FIELD_NUMBER: _builtins.int
+    DEALER_OPTION_FIELD_NUMBER: _builtins.int
+    UNDER_THE_GUN_FIELD_NUMBER: _builtins.int
+    DUMMY_FIELD_NUMBER: _builtins.int
+    DRAW_FIELD_NUMBER: _builtins.int
+    SCORING_FIELD_NUMBER: _builtins.int
+    POT_ROUNDS_FIELD_NUMBER: _builtins.int
+    ANTE_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     """Name of the preset these rules started from ("standard", "pagat", "family").
     Informational only: the options below are authoritative and may differ from it.
     """
     three_of_a_kind: Global___ThreeOfAKind.ValueType
-    """How three cards of the same rank are valued (§2)."""
+    """How three cards of the same rank are valued ("Hand values")."""
     three_aces: _builtins.float
-    """Value of A-A-A when three_of_a_kind is not OFF, e.g. 32.5 or 33 (§2).
+    """Value of A-A-A when three_of_a_kind is not OFF, e.g. 32.5 or 33 ("Hand values").
     Unset: A-A-A is worth the same as any other triple.
     """
     simultaneous_31_loss: _builtins.int
-    """Lives lost by every player without 31 when two or more are dealt 31 (§4)."""
+    """Lives lost by every player without 31 when two or more are dealt 31 ("Natural 31")."""
     knock_ban: Global___KnockBan.ValueType
-    """When knocking is forbidden (§5)."""
+    """When knocking is forbidden ("Knocking")."""
     min_knock: _builtins.float
-    """Lowest hand value that may knock; 0 means any (§5)."""
+    """Lowest hand value that may knock; 0 means any ("Knocking")."""
     flush_may_knock: _builtins.bool
-    """Whether three cards of one suit may knock below `min_knock` (§5)."""
+    """Whether three cards of one suit may knock below `min_knock` ("Knocking")."""
     blitz: Global___Blitz.ValueType
-    """When a 31 after a discard is declared (§5)."""
+    """When a 31 after a discard is declared ("Blitz")."""
     empty_stock: Global___EmptyStock.ValueType
-    """What happens when a turn starts with an empty stock (§6)."""
+    """What happens when a turn starts with an empty stock ("An empty stock")."""
     max_turns_per_round: _builtins.int
-    """A round ends with a showdown right after its turn number `max_turns_per_round` (§6)."""
+    """A round ends with a showdown right after its turn number `max_turns_per_round`
+    ("The turn limit").
+    """
     knocker_alone_loss: _builtins.int
-    """Lives lost by a knocker who alone has the lowest hand (§7)."""
+    """Lives lost by a knocker who alone has the lowest hand ("Showdown and lost lives")."""
     knocker_tied: Global___KnockerTied.ValueType
-    """What a knocker tied for the lowest hand loses (§7)."""
+    """What a knocker tied for the lowest hand loses ("Showdown and lost lives")."""
     lives: _builtins.int
-    """Tokens each player starts the match with (§8)."""
+    """Tokens each player starts the match with ("Lives and the bus")."""
     bus: _builtins.bool
-    """Whether a player at 0 tokens is still in ("on the bus") until the next loss (§8)."""
+    """Whether a player at 0 tokens is still in ("on the bus") until the next loss
+    ("Lives and the bus").
+    """
     max_rounds: _builtins.int
-    """The match stops with no winner after this many rounds (§8)."""
+    """The match stops with no winner after this many rounds ("The round limit")."""
+    dealer_option: _builtins.bool
+    """Whether the dealer may swap a hand card for the up-card before the first turn
+    (docs/rules.md "Dealer's option"; phase DEALER_OPTION). Never true with `draw = WIDOW`.
+    """
+    under_the_gun: _builtins.bool
+    """Whether the first player of a round may CALL on the round's very first turn (docs/rules.md "Knock under the gun")."""
+    dummy: _builtins.bool
+    """Whether a dummy hand is dealt that a player may take with SWAP_HAND (docs/rules.md "The dummy hand"). Never
+    true with `draw = WIDOW`.
+    """
+    draw: Global___Draw.ValueType
+    """Where players get cards from (option `draw`, docs/rules.md "The widow"). UNSPECIFIED only in a message
+    written before this field existed (an older log): read it as STOCK.
+    """
+    scoring: Global___Scoring.ValueType
+    """How a match is scored (option `scoring`, docs/rules.md "Playing for a pot"). UNSPECIFIED only in a message
+    written before this field existed (an older log): read it as LIVES.
+    """
+    pot_rounds: _builtins.int
+    """Under `scoring = POT`: the number of rounds of the match; 0 means three times the
+    number of seats (docs/rules.md "Playing for a pot"). Sent, and unused, under LIVES. Observation.rounds_in_match
+    gives the resolved number.
+    """
+    ante: _builtins.int
+    """Under `scoring = POT`: the chips every player still in pays into the pot at the start
+    of each round, 1 to 100 (docs/rules.md "Playing for a pot"). Sent, and unused, under LIVES. 0 only in a message
+    written before this field existed (an older log, always under LIVES).
+    """
     def __init__(
         self,
         *,
@@ -476,10 +747,17 @@ class Rules(_message.Message):
         lives: _builtins.int = ...,
         bus: _builtins.bool = ...,
         max_rounds: _builtins.int = ...,
+        dealer_option: _builtins.bool = ...,
+        under_the_gun: _builtins.bool = ...,
+        dummy: _builtins.bool = ...,
+        draw: Global___Draw.ValueType = ...,
+        scoring: Global___Scoring.ValueType = ...,
+        pot_rounds: _builtins.int = ...,
+        ante: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces", "three_aces", b"three_aces"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces", "blitz", b"blitz", "bus", b"bus", "empty_stock", b"empty_stock", "flush_may_knock", b"flush_may_knock", "knock_ban", b"knock_ban", "knocker_alone_loss", b"knocker_alone_loss", "knocker_tied", b"knocker_tied", "lives", b"lives", "max_rounds", b"max_rounds", "max_turns_per_round", b"max_turns_per_round", "min_knock", b"min_knock", "preset", b"preset", "simultaneous_31_loss", b"simultaneous_31_loss", "three_aces", b"three_aces", "three_of_a_kind", b"three_of_a_kind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces", "ante", b"ante", "blitz", b"blitz", "bus", b"bus", "dealer_option", b"dealer_option", "draw", b"draw", "dummy", b"dummy", "empty_stock", b"empty_stock", "flush_may_knock", b"flush_may_knock", "knock_ban", b"knock_ban", "knocker_alone_loss", b"knocker_alone_loss", "knocker_tied", b"knocker_tied", "lives", b"lives", "max_rounds", b"max_rounds", "max_turns_per_round", b"max_turns_per_round", "min_knock", b"min_knock", "pot_rounds", b"pot_rounds", "preset", b"preset", "scoring", b"scoring", "simultaneous_31_loss", b"simultaneous_31_loss", "three_aces", b"three_aces", "three_of_a_kind", b"three_of_a_kind", "under_the_gun", b"under_the_gun"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__three_aces: _TypeAlias = _typing.Literal["three_aces"]  # noqa: Y015
     _WhichOneofArgType__three_aces: _TypeAlias = _typing.Literal["_three_aces", b"_three_aces"]  # noqa: Y015
@@ -525,7 +803,7 @@ Global___TimeControl: _TypeAlias = TimeControl  # noqa: Y015
 @_typing.final
 class Observation(_message.Message):
     """Everything one seat may know when it must decide: its own hand, the card it just drew,
-    and public information (RULES.md §9). Never other hands, the stock order or the seed.
+    and public information ("What a bot sees"). Never other hands, the stock order or the seed.
     A stateless bot can decide from this message alone.
     """
 
@@ -549,6 +827,13 @@ class Observation(_message.Message):
     TURNS_LEFT_AFTER_KNOCK_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
+    WIDOW_FIELD_NUMBER: _builtins.int
+    DUMMY_STATE_FIELD_NUMBER: _builtins.int
+    DEAD_HAND_FIELD_NUMBER: _builtins.int
+    DUMMY_TAKER_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
+    POT_FIELD_NUMBER: _builtins.int
+    ROUNDS_IN_MATCH_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat that must decide (the receiver of this observation)."""
     players: _builtins.int
@@ -572,6 +857,21 @@ class Observation(_message.Message):
     turns_left_after_knock: _builtins.int
     """After a knock: turns left in the round, counting the current one (1 on the last turn
     before the showdown). 0 when nobody has knocked.
+    """
+    dummy_state: Global___DummyState.ValueType
+    """The dummy hand (docs/rules.md "The dummy hand"): NONE when the rules deal no dummy."""
+    dummy_taker: _builtins.int
+    """Dummy state TAKEN: the seat that took the dummy (its hand is now the dummy's three
+    cards, unseen by others). Unset otherwise.
+    """
+    pot: _builtins.int
+    """`scoring = POT`: chips in the pot now, this round's antes and any remainder carried
+    from earlier rounds included. 0 under LIVES.
+    """
+    rounds_in_match: _builtins.int
+    """`scoring = POT`: the number of rounds the match lasts (`rules.pot_rounds`, with 0
+    resolved to three times the seats), so this is round `round` of `rounds_in_match`.
+    0 under LIVES (the match lasts until one player is left).
     """
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -605,6 +905,26 @@ class Observation(_message.Message):
     def rules(self) -> Global___Rules:
         """The rules in force."""
 
+    @_builtins.property
+    def widow(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """`draw = WIDOW`: the widow's three face-up cards, public, in position order (as dealt;
+        a card swapped in takes the place of the card taken out). Empty under STOCK. With
+        the widow, `discard_pile` is empty and `stock_size` is 0: there is no stock.
+        """
+
+    @_builtins.property
+    def dead_hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Dummy state TAKEN: the three cards the taker laid face up (their old hand), public and
+        out of play for the rest of the round: nobody may take them and they never join the
+        discard pile or a restock. Empty otherwise.
+        """
+
+    @_builtins.property
+    def chips(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """`scoring = POT`: net chips per seat (pots won minus antes paid), so possibly negative;
+        a player's score. Empty under LIVES. Under POT `tokens` has no meaning; ignore it.
+        """
+
     def __init__(
         self,
         *,
@@ -626,13 +946,25 @@ class Observation(_message.Message):
         turns_left_after_knock: _builtins.int = ...,
         legal_actions: _abc.Iterable[Global___Action] | None = ...,
         rules: Global___Rules | None = ...,
+        widow: _abc.Iterable[_builtins.str] | None = ...,
+        dummy_state: Global___DummyState.ValueType = ...,
+        dead_hand: _abc.Iterable[_builtins.str] | None = ...,
+        dummy_taker: _builtins.int | None = ...,
+        chips: _abc.Iterable[_builtins.int] | None = ...,
+        pot: _builtins.int = ...,
+        rounds_in_match: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_knocker", b"_knocker", "knocker", b"knocker", "rules", b"rules"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dummy_taker", b"_dummy_taker", "_knocker", b"_knocker", "dummy_taker", b"dummy_taker", "knocker", b"knocker", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_knocker", b"_knocker", "dealer", b"dealer", "discard_pile", b"discard_pile", "drawn_card", b"drawn_card", "drawn_from", b"drawn_from", "hand", b"hand", "history", b"history", "in_game", b"in_game", "knocker", b"knocker", "legal_actions", b"legal_actions", "phase", b"phase", "players", b"players", "round", b"round", "rules", b"rules", "seat", b"seat", "stock_size", b"stock_size", "tokens", b"tokens", "turn", b"turn", "turns_left_after_knock", b"turns_left_after_knock"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dummy_taker", b"_dummy_taker", "_knocker", b"_knocker", "chips", b"chips", "dead_hand", b"dead_hand", "dealer", b"dealer", "discard_pile", b"discard_pile", "drawn_card", b"drawn_card", "drawn_from", b"drawn_from", "dummy_state", b"dummy_state", "dummy_taker", b"dummy_taker", "hand", b"hand", "history", b"history", "in_game", b"in_game", "knocker", b"knocker", "legal_actions", b"legal_actions", "phase", b"phase", "players", b"players", "pot", b"pot", "round", b"round", "rounds_in_match", b"rounds_in_match", "rules", b"rules", "seat", b"seat", "stock_size", b"stock_size", "tokens", b"tokens", "turn", b"turn", "turns_left_after_knock", b"turns_left_after_knock", "widow", b"widow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__dummy_taker: _TypeAlias = _typing.Literal["dummy_taker"]  # noqa: Y015
+    _WhichOneofArgType__dummy_taker: _TypeAlias = _typing.Literal["_dummy_taker", b"_dummy_taker"]  # noqa: Y015
     _WhichOneofReturnType__knocker: _TypeAlias = _typing.Literal["knocker"]  # noqa: Y015
     _WhichOneofArgType__knocker: _TypeAlias = _typing.Literal["_knocker", b"_knocker"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__dummy_taker) -> _WhichOneofReturnType__dummy_taker | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__knocker) -> _WhichOneofReturnType__knocker | None: ...
 
 Global___Observation: _TypeAlias = Observation  # noqa: Y015
@@ -646,6 +978,9 @@ class PublicEvent(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     CARD_FIELD_NUMBER: _builtins.int
+    TAKEN_CARD_FIELD_NUMBER: _builtins.int
+    FACE_UP_CARDS_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
     kind: Global___PublicEventKind.ValueType
     """What happened."""
     seat: _builtins.int
@@ -656,16 +991,34 @@ class PublicEvent(_message.Message):
     """The card involved: set for DRAW_DISCARD and DISCARD; for DRAW_STOCK only when the
     observing seat is the drawer (a stock card is secret). Empty otherwise.
     """
+    taken_card: _builtins.str
+    """The card taken into `seat`'s hand by a swap, public: for SWAP_UPCARD the old
+    up-card, for SWAP_WIDOW the widow card (`card` is then the card given in its place).
+    Empty for every other kind.
+    """
+    chips: _builtins.int
+    """ANTE: the chips `seat` paid into the pot. POT_WON: the chips `seat` won. 0 for every
+    other kind.
+    """
+    @_builtins.property
+    def face_up_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """SWAP_HAND: the three cards `seat` laid face up (its old hand, out of play for the rest
+        of the round). Empty for every other kind.
+        """
+
     def __init__(
         self,
         *,
         kind: Global___PublicEventKind.ValueType = ...,
         seat: _builtins.int = ...,
         card: _builtins.str = ...,
+        taken_card: _builtins.str = ...,
+        face_up_cards: _abc.Iterable[_builtins.str] | None = ...,
+        chips: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "kind", b"kind", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "chips", b"chips", "face_up_cards", b"face_up_cards", "kind", b"kind", "seat", b"seat", "taken_card", b"taken_card"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -4,12 +4,23 @@ isort:skip_file
 Shared types of the Thirty-One arena: cards, actions, rules, time control, one seat's
 observation, the public events of a round, and faults.
 
-The game is 31 (also Scat, Blitz, Ride the Bus) as specified by the arena's RULES.md.
-Section numbers below (§5 etc.) refer to that file.
+The game is 31 (also Scat, Blitz, Ride the Bus) as specified by the arena's rulebook,
+docs/rules.md in this repository. Section names in parentheses below ("Knocking" etc.)
+are sections of that file.
+
+How a hand is scored (docs/rules.md, "Hand values"): a hand is three cards; ace counts 11,
+K Q J T 10, other cards their number. Its value is the highest total of the cards of one
+suit (so "Ah Kd Qs" is 11, "As Ks 4c" is 21). 31 (an ace and two ten-cards of one suit) is
+the best and ends the round at once. Three cards of one rank are worth 30.5, 30 or
+nothing special by `Rules.three_of_a_kind`, and three aces `Rules.three_aces` if set.
+Bots need not score hands to play, but the showdown compares these values.
 
 Conventions used by every file of this package:
-- A card is a string of two characters: rank then suit. Ranks are
-  `2 3 4 5 6 7 8 9 T J Q K A` (ten is `T`), suits `c d h s`. Examples: "Ah", "Td", "7s".
+- A card is a string of exactly two characters: the rank, one of `23456789TJQKA`
+  (ten is `T`), then the suit, one of `cdhs`. Case-sensitive, no whitespace. Examples:
+  "Ah", "Td", "7s". The referee always sends this canonical form. In a bot's answer it
+  also accepts the rank `10` for `T` ("10h" is "Th"); anything else ("ah", "AH", " 2c",
+  "1h") is not a card, and an action carrying it is a MALFORMED fault.
   The empty string means "no card".
 - Seats are numbered 0..players-1 clockwise. A seat is a uint32 everywhere.
 - Rounds are numbered from 1. Turns within a round are numbered from 0.

@@ -25,17 +25,17 @@ _sym_db = _symbol_database.Default()
 from thirtyone.v1 import game_pb2 as thirtyone_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16thirtyone/v1/log.proto\x12\x0cthirtyone.v1\x1a\x17thirtyone/v1/game.proto\"\x95\x01\n\tLogRecord\x12)\n\x06header\x18\x01 \x01(\x0b\x32\x17.thirtyone.v1.LogHeaderH\x00\x12\'\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x16.thirtyone.v1.LogEventH\x00\x12)\n\x06\x66ooter\x18\x03 \x01(\x0b\x32\x17.thirtyone.v1.LogFooterH\x00\x42\t\n\x07payload\"\xca\x02\n\tLogHeader\x12\x16\n\x0eschema_version\x18\x01 \x01(\r\x12\x18\n\x10software_version\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\x10\n\x08match_id\x18\x04 \x01(\t\x12\x0c\n\x04seed\x18\x05 \x01(\x04\x12\x0f\n\x07players\x18\x06 \x01(\r\x12\"\n\x05rules\x18\x07 \x01(\x0b\x32\x13.thirtyone.v1.Rules\x12/\n\x0ctime_control\x18\x08 \x01(\x0b\x32\x19.thirtyone.v1.TimeControl\x12%\n\x05seats\x18\t \x03(\x0b\x32\x16.thirtyone.v1.SeatInfo\x12/\n\x0c\x66\x61ult_policy\x18\n \x01(\x0e\x32\x19.thirtyone.v1.FaultPolicy\x12\x13\n\x0bmax_strikes\x18\x0b \x01(\r\"j\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x04 \x01(\t\x12\x0e\n\x06source\x18\x05 \x01(\t\x12\r\n\x05label\x18\x06 \x01(\t\"\xf7\x02\n\x08LogEvent\x12\r\n\x05round\x18\x01 \x01(\r\x12\x0c\n\x04turn\x18\x02 \x01(\r\x12\'\n\x04\x64\x65\x61l\x18\x03 \x01(\x0b\x32\x17.thirtyone.v1.DealEventH\x00\x12-\n\x07restock\x18\x04 \x01(\x0b\x32\x1a.thirtyone.v1.RestockEventH\x00\x12+\n\x06\x61\x63tion\x18\x05 \x01(\x0b\x32\x19.thirtyone.v1.ActionEventH\x00\x12\x32\n\nthirty_one\x18\x06 \x01(\x0b\x32\x1c.thirtyone.v1.ThirtyOneEventH\x00\x12\x30\n\tround_end\x18\x07 \x01(\x0b\x32\x1b.thirtyone.v1.RoundEndEventH\x00\x12)\n\x05\x66\x61ult\x18\x08 \x01(\x0b\x32\x18.thirtyone.v1.FaultEventH\x00\x12-\n\x07\x66orfeit\x18\t \x01(\x0b\x32\x1a.thirtyone.v1.ForfeitEventH\x00\x42\t\n\x07payload\"\\\n\tDealEvent\x12\x0e\n\x06\x64\x65\x61ler\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x03(\t\x12!\n\x05hands\x18\x03 \x03(\x0b\x32\x12.thirtyone.v1.Hand\x12\x0e\n\x06upcard\x18\x04 \x01(\t\"#\n\x04Hand\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\",\n\x0cRestockEvent\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05stock\x18\x02 \x03(\t\"\x92\x01\n\x0b\x41\x63tionEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12$\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.thirtyone.v1.Action\x12\x12\n\ndrawn_card\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x04 \x01(\x04\x12\x12\n\nlatency_us\x18\x05 \x01(\r\x12\x12\n\nby_referee\x18\x06 \x01(\x08\"0\n\x0eThirtyOneEvent\x12\r\n\x05seats\x18\x01 \x03(\r\x12\x0f\n\x07natural\x18\x02 \x01(\x08\"\x8f\x02\n\rRoundEndEvent\x12,\n\x06reason\x18\x01 \x01(\x0e\x32\x1c.thirtyone.v1.RoundEndReason\x12\x14\n\x07knocker\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x18\n\x10thirty_one_seats\x18\x03 \x03(\r\x12\'\n\x06values\x18\x04 \x03(\x0b\x32\x17.thirtyone.v1.SeatValue\x12+\n\nlives_lost\x18\x05 \x03(\x0b\x32\x17.thirtyone.v1.SeatCount\x12\x14\n\x0ctokens_after\x18\x06 \x03(\r\x12\x12\n\neliminated\x18\x07 \x03(\r\x12\x14\n\x0csudden_death\x18\x08 \x01(\x08\x42\n\n\x08_knocker\"7\n\tSeatValue\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05value\x18\x02 \x01(\x01\x12\r\n\x05\x63\x61rds\x18\x03 \x03(\t\"(\n\tSeatCount\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\"0\n\nFaultEvent\x12\"\n\x05\x66\x61ult\x18\x01 \x01(\x0b\x32\x13.thirtyone.v1.Fault\",\n\x0c\x46orfeitEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xa3\x01\n\tLogFooter\x12\x10\n\x08placings\x18\x01 \x03(\r\x12\x13\n\x06winner\x18\x02 \x01(\rH\x00\x88\x01\x01\x12,\n\x06reason\x18\x03 \x01(\x0e\x32\x1c.thirtyone.v1.MatchEndReason\x12\x0e\n\x06rounds\x18\x04 \x01(\r\x12&\n\x05seats\x18\x05 \x03(\x0b\x32\x17.thirtyone.v1.SeatStatsB\t\n\x07_winner\"n\n\tSeatStats\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tdecisions\x18\x02 \x01(\r\x12\x18\n\x10total_latency_us\x18\x03 \x01(\x04\x12\x16\n\x0emax_latency_us\x18\x04 \x01(\r\x12\x0e\n\x06\x66\x61ults\x18\x05 \x01(\r*^\n\x0b\x46\x61ultPolicy\x12\x1c\n\x18\x46\x41ULT_POLICY_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41ULT_POLICY_LENIENT\x10\x01\x12\x17\n\x13\x46\x41ULT_POLICY_STRICT\x10\x02*\xf2\x01\n\x0eRoundEndReason\x12 \n\x1cROUND_END_REASON_UNSPECIFIED\x10\x00\x12\x1f\n\x1bROUND_END_REASON_NATURAL_31\x10\x01\x12\x1a\n\x16ROUND_END_REASON_BLITZ\x10\x02\x12\x1a\n\x16ROUND_END_REASON_KNOCK\x10\x03\x12%\n!ROUND_END_REASON_EMPTY_STOCK_PASS\x10\x04\x12\x1e\n\x1aROUND_END_REASON_MAX_TURNS\x10\x05\x12\x1e\n\x1aROUND_END_REASON_ABANDONED\x10\x06\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16thirtyone/v1/log.proto\x12\x0cthirtyone.v1\x1a\x17thirtyone/v1/game.proto\"\x95\x01\n\tLogRecord\x12)\n\x06header\x18\x01 \x01(\x0b\x32\x17.thirtyone.v1.LogHeaderH\x00\x12\'\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x16.thirtyone.v1.LogEventH\x00\x12)\n\x06\x66ooter\x18\x03 \x01(\x0b\x32\x17.thirtyone.v1.LogFooterH\x00\x42\t\n\x07payload\"\xca\x02\n\tLogHeader\x12\x16\n\x0eschema_version\x18\x01 \x01(\r\x12\x18\n\x10software_version\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\r\x12\x10\n\x08match_id\x18\x04 \x01(\t\x12\x0c\n\x04seed\x18\x05 \x01(\x04\x12\x0f\n\x07players\x18\x06 \x01(\r\x12\"\n\x05rules\x18\x07 \x01(\x0b\x32\x13.thirtyone.v1.Rules\x12/\n\x0ctime_control\x18\x08 \x01(\x0b\x32\x19.thirtyone.v1.TimeControl\x12%\n\x05seats\x18\t \x03(\x0b\x32\x16.thirtyone.v1.SeatInfo\x12/\n\x0c\x66\x61ult_policy\x18\n \x01(\x0e\x32\x19.thirtyone.v1.FaultPolicy\x12\x13\n\x0bmax_strikes\x18\x0b \x01(\r\"j\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x04 \x01(\t\x12\x0e\n\x06source\x18\x05 \x01(\t\x12\r\n\x05label\x18\x06 \x01(\t\"\xd2\x03\n\x08LogEvent\x12\r\n\x05round\x18\x01 \x01(\r\x12\x0c\n\x04turn\x18\x02 \x01(\r\x12\'\n\x04\x64\x65\x61l\x18\x03 \x01(\x0b\x32\x17.thirtyone.v1.DealEventH\x00\x12-\n\x07restock\x18\x04 \x01(\x0b\x32\x1a.thirtyone.v1.RestockEventH\x00\x12+\n\x06\x61\x63tion\x18\x05 \x01(\x0b\x32\x19.thirtyone.v1.ActionEventH\x00\x12\x32\n\nthirty_one\x18\x06 \x01(\x0b\x32\x1c.thirtyone.v1.ThirtyOneEventH\x00\x12\x30\n\tround_end\x18\x07 \x01(\x0b\x32\x1b.thirtyone.v1.RoundEndEventH\x00\x12)\n\x05\x66\x61ult\x18\x08 \x01(\x0b\x32\x18.thirtyone.v1.FaultEventH\x00\x12-\n\x07\x66orfeit\x18\t \x01(\x0b\x32\x1a.thirtyone.v1.ForfeitEventH\x00\x12\'\n\x04\x61nte\x18\n \x01(\x0b\x32\x17.thirtyone.v1.AnteEventH\x00\x12\x30\n\tpot_award\x18\x0b \x01(\x0b\x32\x1b.thirtyone.v1.PotAwardEventH\x00\x42\t\n\x07payload\"z\n\tDealEvent\x12\x0e\n\x06\x64\x65\x61ler\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x03(\t\x12!\n\x05hands\x18\x03 \x03(\x0b\x32\x12.thirtyone.v1.Hand\x12\x0e\n\x06upcard\x18\x04 \x01(\t\x12\r\n\x05\x64ummy\x18\x05 \x03(\t\x12\r\n\x05widow\x18\x06 \x03(\t\"#\n\x04Hand\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\",\n\x0cRestockEvent\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05stock\x18\x02 \x03(\t\"\xcb\x01\n\x0b\x41\x63tionEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12$\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.thirtyone.v1.Action\x12\x12\n\ndrawn_card\x18\x03 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x04 \x01(\x04\x12\x12\n\nlatency_us\x18\x05 \x01(\r\x12\x12\n\nby_referee\x18\x06 \x01(\x08\x12\x13\n\x0btaken_cards\x18\x07 \x03(\t\x12\"\n\x05phase\x18\x08 \x01(\x0e\x32\x13.thirtyone.v1.Phase\"0\n\x0eThirtyOneEvent\x12\r\n\x05seats\x18\x01 \x03(\r\x12\x0f\n\x07natural\x18\x02 \x01(\x08\"\xd6\x02\n\rRoundEndEvent\x12,\n\x06reason\x18\x01 \x01(\x0e\x32\x1c.thirtyone.v1.RoundEndReason\x12\x14\n\x07knocker\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x18\n\x10thirty_one_seats\x18\x03 \x03(\r\x12\'\n\x06values\x18\x04 \x03(\x0b\x32\x17.thirtyone.v1.SeatValue\x12+\n\nlives_lost\x18\x05 \x03(\x0b\x32\x17.thirtyone.v1.SeatCount\x12\x14\n\x0ctokens_after\x18\x06 \x03(\r\x12\x12\n\neliminated\x18\x07 \x03(\r\x12\x14\n\x0csudden_death\x18\x08 \x01(\x08\x12\x13\n\x0bpot_winners\x18\t \x03(\r\x12\x1b\n\x13high_card_tie_break\x18\n \x01(\x08\x12\x13\n\x0b\x63hips_after\x18\x0b \x03(\x11\x42\n\n\x08_knocker\"7\n\tSeatValue\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05value\x18\x02 \x01(\x01\x12\r\n\x05\x63\x61rds\x18\x03 \x03(\t\"(\n\tSeatCount\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\"0\n\nFaultEvent\x12\"\n\x05\x66\x61ult\x18\x01 \x01(\x0b\x32\x13.thirtyone.v1.Fault\",\n\x0c\x46orfeitEvent\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"E\n\tAnteEvent\x12%\n\x04paid\x18\x01 \x03(\x0b\x32\x17.thirtyone.v1.SeatCount\x12\x11\n\tpot_after\x18\x02 \x01(\r\"U\n\rPotAwardEvent\x12\x0b\n\x03pot\x18\x01 \x01(\r\x12$\n\x03won\x18\x02 \x03(\x0b\x32\x17.thirtyone.v1.SeatCount\x12\x11\n\tremainder\x18\x03 \x01(\r\"\xc4\x01\n\tLogFooter\x12\x10\n\x08placings\x18\x01 \x03(\r\x12\x13\n\x06winner\x18\x02 \x01(\rH\x00\x88\x01\x01\x12,\n\x06reason\x18\x03 \x01(\x0e\x32\x1c.thirtyone.v1.MatchEndReason\x12\x0e\n\x06rounds\x18\x04 \x01(\r\x12&\n\x05seats\x18\x05 \x03(\x0b\x32\x17.thirtyone.v1.SeatStats\x12\r\n\x05\x63hips\x18\x06 \x03(\x11\x12\x10\n\x08pot_left\x18\x07 \x01(\rB\t\n\x07_winner\"n\n\tSeatStats\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tdecisions\x18\x02 \x01(\r\x12\x18\n\x10total_latency_us\x18\x03 \x01(\x04\x12\x16\n\x0emax_latency_us\x18\x04 \x01(\r\x12\x0e\n\x06\x66\x61ults\x18\x05 \x01(\r*^\n\x0b\x46\x61ultPolicy\x12\x1c\n\x18\x46\x41ULT_POLICY_UNSPECIFIED\x10\x00\x12\x18\n\x14\x46\x41ULT_POLICY_LENIENT\x10\x01\x12\x17\n\x13\x46\x41ULT_POLICY_STRICT\x10\x02*\x8d\x02\n\x0eRoundEndReason\x12 \n\x1cROUND_END_REASON_UNSPECIFIED\x10\x00\x12\x1f\n\x1bROUND_END_REASON_NATURAL_31\x10\x01\x12\x1a\n\x16ROUND_END_REASON_BLITZ\x10\x02\x12\x1a\n\x16ROUND_END_REASON_KNOCK\x10\x03\x12%\n!ROUND_END_REASON_EMPTY_STOCK_PASS\x10\x04\x12\x1e\n\x1aROUND_END_REASON_MAX_TURNS\x10\x05\x12\x1e\n\x1aROUND_END_REASON_ABANDONED\x10\x06\x12\x19\n\x15ROUND_END_REASON_CALL\x10\x07\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'thirtyone.v1.log_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_FAULTPOLICY']._serialized_start=2159
-  _globals['_FAULTPOLICY']._serialized_end=2253
-  _globals['_ROUNDENDREASON']._serialized_start=2256
-  _globals['_ROUNDENDREASON']._serialized_end=2498
+  _globals['_FAULTPOLICY']._serialized_start=2599
+  _globals['_FAULTPOLICY']._serialized_end=2693
+  _globals['_ROUNDENDREASON']._serialized_start=2696
+  _globals['_ROUNDENDREASON']._serialized_end=2965
   _globals['_LOGRECORD']._serialized_start=66
   _globals['_LOGRECORD']._serialized_end=215
   _globals['_LOGHEADER']._serialized_start=218
@@ -43,29 +43,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEATINFO']._serialized_start=550
   _globals['_SEATINFO']._serialized_end=656
   _globals['_LOGEVENT']._serialized_start=659
-  _globals['_LOGEVENT']._serialized_end=1034
-  _globals['_DEALEVENT']._serialized_start=1036
-  _globals['_DEALEVENT']._serialized_end=1128
-  _globals['_HAND']._serialized_start=1130
-  _globals['_HAND']._serialized_end=1165
-  _globals['_RESTOCKEVENT']._serialized_start=1167
-  _globals['_RESTOCKEVENT']._serialized_end=1211
-  _globals['_ACTIONEVENT']._serialized_start=1214
-  _globals['_ACTIONEVENT']._serialized_end=1360
-  _globals['_THIRTYONEEVENT']._serialized_start=1362
-  _globals['_THIRTYONEEVENT']._serialized_end=1410
-  _globals['_ROUNDENDEVENT']._serialized_start=1413
-  _globals['_ROUNDENDEVENT']._serialized_end=1684
-  _globals['_SEATVALUE']._serialized_start=1686
-  _globals['_SEATVALUE']._serialized_end=1741
-  _globals['_SEATCOUNT']._serialized_start=1743
-  _globals['_SEATCOUNT']._serialized_end=1783
-  _globals['_FAULTEVENT']._serialized_start=1785
-  _globals['_FAULTEVENT']._serialized_end=1833
-  _globals['_FORFEITEVENT']._serialized_start=1835
-  _globals['_FORFEITEVENT']._serialized_end=1879
-  _globals['_LOGFOOTER']._serialized_start=1882
-  _globals['_LOGFOOTER']._serialized_end=2045
-  _globals['_SEATSTATS']._serialized_start=2047
-  _globals['_SEATSTATS']._serialized_end=2157
+  _globals['_LOGEVENT']._serialized_end=1125
+  _globals['_DEALEVENT']._serialized_start=1127
+  _globals['_DEALEVENT']._serialized_end=1249
+  _globals['_HAND']._serialized_start=1251
+  _globals['_HAND']._serialized_end=1286
+  _globals['_RESTOCKEVENT']._serialized_start=1288
+  _globals['_RESTOCKEVENT']._serialized_end=1332
+  _globals['_ACTIONEVENT']._serialized_start=1335
+  _globals['_ACTIONEVENT']._serialized_end=1538
+  _globals['_THIRTYONEEVENT']._serialized_start=1540
+  _globals['_THIRTYONEEVENT']._serialized_end=1588
+  _globals['_ROUNDENDEVENT']._serialized_start=1591
+  _globals['_ROUNDENDEVENT']._serialized_end=1933
+  _globals['_SEATVALUE']._serialized_start=1935
+  _globals['_SEATVALUE']._serialized_end=1990
+  _globals['_SEATCOUNT']._serialized_start=1992
+  _globals['_SEATCOUNT']._serialized_end=2032
+  _globals['_FAULTEVENT']._serialized_start=2034
+  _globals['_FAULTEVENT']._serialized_end=2082
+  _globals['_FORFEITEVENT']._serialized_start=2084
+  _globals['_FORFEITEVENT']._serialized_end=2128
+  _globals['_ANTEEVENT']._serialized_start=2130
+  _globals['_ANTEEVENT']._serialized_end=2199
+  _globals['_POTAWARDEVENT']._serialized_start=2201
+  _globals['_POTAWARDEVENT']._serialized_end=2286
+  _globals['_LOGFOOTER']._serialized_start=2289
+  _globals['_LOGFOOTER']._serialized_end=2485
+  _globals['_SEATSTATS']._serialized_start=2487
+  _globals['_SEATSTATS']._serialized_end=2597
 # @@protoc_insertion_point(module_scope)

@@ -1,7 +1,7 @@
 """A test bot that misbehaves on purpose, served with raw grpc.aio (no SDK: the SDK would
 refuse to send what these modes send).
 
-    python hostile.py --mode MODE [--from N] [--sleep-ms MS] [--record FILE] [--pid-dir DIR]
+    python hostile.py --mode MODE [--from N] [--sleep-ms MS] [--record FILE] [--pid-dir DIR] [--card TEXT]
 
 Modes (applied from the N-th decision on, default the first; earlier decisions play the
 first legal action):
@@ -15,6 +15,9 @@ first legal action):
   garbage       malformed answers in turn: unset kind, bad card text, wrong decision id
   silent        never answers
   oversized     an answer far over the referee's message size limit
+  card_text     at its first discard decision, discards ``--card TEXT`` as written (``ah``,
+                `` 2c``); with ``--card ten``, every legal ten is discarded as ``10`` + suit
+                (``10h``), each one appended to ``--record``; otherwise the first legal action
   spy           the first legal action; appends every DecisionRequest (JSON) to ``--record``
   spawner       the first legal action; starts a child process that sleeps forever
   bad_protocol  claims protocol version 2
@@ -55,6 +58,7 @@ class Hostile(bot_pb2_grpc.BotServiceServicer):
         self.args = args
         self.rng = random.Random(args.seed)
         self.decisions = 0
+        self.sent_card_text = False
 
     async def GetIdentity(self, request: Any, context: Any) -> bot_pb2.GetIdentityResponse:
         version = 2 if self.args.mode == "bad_protocol" else 1
@@ -89,6 +93,24 @@ class Hostile(bot_pb2_grpc.BotServiceServicer):
                     decision_id=did, action=game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="Zz")
                 )
             return bot_pb2.PlayResponse(decision_id=did + 1000, action=legal[0])
+        if mode == "card_text":
+            if obs.phase != game_pb2.PHASE_DISCARD:
+                return bot_pb2.PlayResponse(decision_id=did, action=legal[0])
+            if self.args.card == "ten":
+                tens = [a.card for a in legal if a.card.startswith("T")]
+                if not tens:
+                    return bot_pb2.PlayResponse(decision_id=did, action=legal[0])
+                text = "10" + tens[0][1]
+                with open(self.args.record, "a") as f:
+                    f.write(text + "\n")
+            elif self.sent_card_text:
+                return bot_pb2.PlayResponse(decision_id=did, action=legal[0])
+            else:
+                text = self.args.card
+                self.sent_card_text = True
+            return bot_pb2.PlayResponse(
+                decision_id=did, action=game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=text)
+            )
         if mode == "oversized":
             return bot_pb2.PlayResponse(
                 decision_id=did, action=game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card="x" * 200_000)
@@ -137,6 +159,7 @@ def main() -> None:
     p.add_argument("--record", default="")
     p.add_argument("--pid-dir", default="")
     p.add_argument("--name", default="")
+    p.add_argument("--card", default="")
     p.add_argument("--address", default=os.environ.get("THIRTYONE_BOT_ADDRESS", ""))
     args = p.parse_args()
     if args.pid_dir:
