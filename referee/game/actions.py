@@ -221,17 +221,19 @@ class EventKind(IntEnum):
     PASS = 5
     RESTOCK = 6
     FORFEIT = 7
-    #: The dealer's swap: ``card`` went face up, ``taken`` (the old up-card)
-    #: into the dealer's hand. The dealer keeping the hand is a ``PASS`` event, the round's
-    #: first event (an empty-stock pass is always its last).
+    #: The dealer's swap: ``card`` went face up, ``taken_card`` (the old up-card)
+    #: into the dealer's hand.
     SWAP_UPCARD = 8
+    #: The dealer kept the hand (the action ``PASS`` in the ``DEALER_OPTION`` phase); not
+    #: the empty-stock pass, the round goes on.
+    DEALER_PASS = 9
     #: A call under the gun.
-    CALL = 9
+    CALL = 10
     #: The dummy taken: no card; the old hand lies face up (see the
     #: observation's ``face_up``), the new hand is the taker's secret.
-    SWAP_HAND = 10
-    #: A widow swap: ``card`` went to the widow, ``taken`` came from it.
-    SWAP_WIDOW = 11
+    SWAP_HAND = 11
+    #: A widow swap: ``card`` went to the widow, ``taken_card`` came from it.
+    SWAP_WIDOW = 12
 
 
 class PublicEvent(NamedTuple):
@@ -239,27 +241,27 @@ class PublicEvent(NamedTuple):
 
     In the match's own record ``card`` is always known; in a seat's observation a card
     drawn from the stock by another seat is ``None``. For ``RESTOCK``, ``seat`` is the seat
-    whose turn found the stock empty and ``card`` is ``None``. ``taken`` is only set by the
+    whose turn found the stock empty and ``card`` is ``None``. ``taken_card`` is only set by the
     two public exchanges, ``SWAP_UPCARD`` and ``SWAP_WIDOW``: the card the seat received.
     """
 
     kind: EventKind
     seat: int
     card: Card | None = None
-    taken: Card | None = None
+    taken_card: Card | None = None
 
     def __str__(self) -> str:
         name = self.kind.name.lower().replace("_", " ")
         out = f"seat {self.seat} {name}" + (f" {self.card}" if self.card is not None else "")
-        return out + (f" for {self.taken}" if self.taken is not None else "")
+        return out + (f" for {self.taken_card}" if self.taken_card is not None else "")
 
 
 class DummyState(IntEnum):
     """Where the dummy hand is (docs/rules.md, "Variants")."""
 
     #: The rules deal no dummy.
-    NONE = 0
+    NONE = 1
     #: Face down in the middle: any player may still take it.
-    FACE_DOWN = 1
+    FACE_DOWN = 2
     #: Taken: the taker's hand; the taker's old hand lies face up, out of play.
-    TAKEN = 2
+    TAKEN = 3

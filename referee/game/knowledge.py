@@ -104,9 +104,9 @@ def knowledge(obs: Observation, upcard: Card | None = None) -> Knowledge:
             # A public exchange: ``card`` left the hand, ``taken`` joined it.
             if c is not None:
                 known[ev.seat].discard(c)
-            if ev.taken is not None:
-                seen.add(ev.taken)
-                known[ev.seat].add(ev.taken)
+            if ev.taken_card is not None:
+                seen.add(ev.taken_card)
+                known[ev.seat].add(ev.taken_card)
         elif kind is EventKind.SWAP_HAND:
             # The old hand lies face up (public); the new one is the dummy, unseen by others.
             known[ev.seat] = set()
@@ -178,7 +178,7 @@ def _find_upcard(obs: Observation) -> Card | None:
         elif kind is EventKind.SWAP_UPCARD and pile and ev.card is not None:
             # The dealer took the up-card and put ``card`` in its place.
             if pile.pop() == _UPCARD:
-                return ev.taken
+                return ev.taken_card
             pile.append(ev.card)
         elif kind is EventKind.RESTOCK and pile:
             pile = [pile[-1]]

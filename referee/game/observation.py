@@ -58,20 +58,19 @@ class Observation:
     #: The widow's three face-up cards (``draw="widow"``), else empty.
     widow: tuple[Card, ...] = ()
     #: Where the dummy is: none in these rules, face down, or taken this round.
-    dummy: DummyState = DummyState.NONE
+    dummy_state: DummyState = DummyState.NONE
     #: The seat that took the dummy this round (``dummy`` is ``TAKEN``), else None.
     dummy_taker: int | None = None
-    #: The dummy-taker's old hand, face up and out of play for the rest of the round.
+    #: The dummy-taker's old hand, face up and out of play for the rest of the round (the
+    #: contract's ``Observation.dead_hand``; not the hands of forfeited seats).
     face_up: tuple[Card, ...] = ()
     #: Per seat: net chips (``scoring="pot"``; all 0 under lives).
     chips: tuple[int, ...] = ()
     #: Chips in the pot now (this round's antes and any carried remainder).
     pot: int = 0
-    #: Rounds finished in this match.
-    rounds_played: int = 0
-    #: Rounds still to play, the current one included: until ``pot_rounds`` under the pot,
-    #: until the ``max_rounds`` guard under lives.
-    rounds_left: int = 0
+    #: Under the pot, the rounds the match lasts (``pot_rounds``, 0 resolved to three times
+    #: the seats): this is round ``round_no`` of ``rounds_in_match``. 0 under lives.
+    rounds_in_match: int = 0
 
     @property
     def top_discard(self) -> Card | None:
@@ -91,8 +90,6 @@ def observe(m: Match, seat: int) -> Observation:
         raise ValueError(f"no seat {seat} in a {m.players}-player match")
     to_move = not m.over and m.current == seat
     mine = to_move and m.drawn is not None
-    # The current round counts as played once the match is over (it ended with it).
-    played = m.round_no if m.over else m.round_no - 1
     return Observation(
         seat=seat,
         players=m.players,
@@ -114,7 +111,7 @@ def observe(m: Match, seat: int) -> Observation:
         rules=m.rules,
         legal_actions=tuple(m.legal_actions()) if to_move else (),
         widow=tuple(m.widow),
-        dummy=(
+        dummy_state=(
             DummyState.NONE
             if not m.rules.dummy
             else DummyState.FACE_DOWN
@@ -125,7 +122,6 @@ def observe(m: Match, seat: int) -> Observation:
         face_up=tuple(m.face_up),
         chips=tuple(m.chips),
         pot=m.pot,
-        rounds_played=played,
-        rounds_left=m.round_limit - played,
+        rounds_in_match=m.round_limit if m.rules.scoring == "pot" else 0,
     )
 

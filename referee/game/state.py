@@ -121,6 +121,9 @@ class RoundResult(NamedTuple):
     face_up: tuple[Card, ...] = ()
     #: The seat that took the dummy this round, if any.
     dummy_taker: int | None = None
+    #: Under the pot: the highest value at the showdown was tied, so the pot went by the
+    #: tied hands' ranks (``winners`` then holds the hands equal rank for rank at the top).
+    high_card_tie_break: bool = False
 
 
 class DealRecord(NamedTuple):
@@ -172,7 +175,7 @@ class ActionRecord(NamedTuple):
     #: up-card or widow swap (``action.card``).
     card: Card | None
     #: The card received in an up-card swap (the old up-card) or a widow swap.
-    taken: Card | None = None
+    taken_card: Card | None = None
 
 
 class ForfeitRecord(NamedTuple):
@@ -670,13 +673,16 @@ class Match:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
             self._end_turn(s)
         elif kind is ActionKind.PASS:
+            if self.phase is Phase.DEALER_OPTION:
+                # The dealer keeps the hand: not a turn, and the round goes on.
+                self.history.append(_event(PublicEvent, (EventKind.DEALER_PASS, s, None, None)))
+                if self._record:
+                    self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
+                self._open_play()
+                return
             self.history.append(_event(PublicEvent, (EventKind.PASS, s, None, None)))
             if self._record:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
-            if self.phase is Phase.DEALER_OPTION:
-                # The dealer keeps the hand: not a turn (the dealer's option).
-                self._open_play()
-                return
             self.turn += 1
             self._finish_round(RoundEnd.EMPTY_STOCK)
         else:
@@ -943,10 +949,11 @@ class Match:
         losses: dict[int, int] = {}
         showdown = end in _SHOWDOWN_ENDS
         winners: tuple[int, ...] = ()
+        tie_break = False
         pot = self.pot
         chips_won: tuple[int, ...] = ()
         if self._pot_game:
-            winners = self._pot_winners(end, thirty_one, values)
+            winners, tie_break = self._pot_winners(end, thirty_one, values)
             won = [0] * self.players
             if winners:
                 share = pot // len(winners)
@@ -1025,6 +1032,7 @@ class Match:
                 tuple(self.widow) if self.widow else (),
                 tuple(self.face_up) if self.face_up else (),
                 self.dummy_taker,
+                tie_break,
             ),
         )
         self.rounds.append(result)
@@ -1039,16 +1047,23 @@ class Match:
         else:
             self._start_round()
 
-    def _pot_winners(self, end: RoundEnd, thirty_one: tuple[int, ...], values: dict[int, float]) -> tuple[int, ...]:
-        """Who takes the pot (playing for a pot): 31s at once; else the best hand at the showdown,
-        a tie going to the highest card, then the second, then the third (all three count)."""
+    def _pot_winners(
+        self, end: RoundEnd, thirty_one: tuple[int, ...], values: dict[int, float]
+    ) -> tuple[tuple[int, ...], bool]:
+        """Who takes the pot (playing for a pot), and whether ranks broke a tie: 31s at once;
+        else the best hand at the showdown, a tie going to the highest card, then the second,
+        then the third (all three count)."""
         if end is RoundEnd.NATURAL_31 or end is RoundEnd.BLITZ:
-            return thirty_one
+            return thirty_one, False
         if end is RoundEnd.ABANDONED or not values:
-            return ()
-        keys = {s: (v, tuple(sorted((c >> 2 for c in self.hands[s]), reverse=True))) for s, v in values.items()}
+            return (), False
+        top = max(values.values())
+        tied = [s for s in sorted(values) if values[s] == top]
+        if len(tied) == 1:
+            return (tied[0],), False
+        keys = {s: tuple(sorted((c >> 2 for c in self.hands[s]), reverse=True)) for s in tied}
         best = max(keys.values())
-        return tuple(s for s in sorted(keys) if keys[s] == best)
+        return tuple(s for s in tied if keys[s] == best), True
 
     # ------------------------------------------------------------------ results
 

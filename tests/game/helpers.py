@@ -506,6 +506,9 @@ class Tracker:
                 assert res.pot == self.pot, (res, self.pot)
                 winners = expected_pot_winners(res, r)
                 assert res.winners == winners, (res, winners)
+                top = max(res.values.values(), default=0)
+                tied = sum(v == top for v in res.values.values())
+                assert res.high_card_tie_break == (res.showdown and tied > 1)
                 won = [0] * m.players
                 if winners:
                     share = self.pot // len(winners)

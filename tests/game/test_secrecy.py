@@ -80,7 +80,7 @@ class SecrecyChecker:
         # widow and a dummy-taker's old hand lie face up.
         for e in m.history:
             if e.kind in (EventKind.SWAP_UPCARD, EventKind.SWAP_WIDOW):
-                face_up.update((e.card, e.taken))
+                face_up.update((e.card, e.taken_card))
         face_up.update(m.widow)
         face_up.update(m.face_up)
         for seat in range(m.players):
@@ -105,7 +105,7 @@ class SecrecyChecker:
         hidden -= own
         shown: set[Card] = set(obs.hand) | set(obs.discard_pile)
         shown.update(e.card for e in obs.history if e.card is not None)
-        shown.update(e.taken for e in obs.history if e.taken is not None)
+        shown.update(e.taken_card for e in obs.history if e.taken_card is not None)
         shown.update(obs.widow)
         shown.update(obs.face_up)
         if obs.drawn_card is not None:
@@ -120,20 +120,20 @@ class SecrecyChecker:
         assert obs.widow == tuple(m.widow) and obs.face_up == tuple(m.face_up)
         assert obs.chips == tuple(m.chips) and obs.pot == m.pot
         assert obs.dummy_taker == m.dummy_taker
-        assert obs.dummy is (
+        assert obs.dummy_state is (
             DummyState.NONE
             if not m.rules.dummy
             else DummyState.FACE_DOWN
             if m.dummy_taker is None
             else DummyState.TAKEN
         )
-        assert obs.rounds_played + obs.rounds_left == m.round_limit
+        assert obs.rounds_in_match == (m.round_limit if m.rules.scoring == "pot" else 0)
         assert len(obs.history) == len(m.history)
         for mine, full in zip(obs.history, m.history, strict=True):
             assert isinstance(mine, PublicEvent)
             if full.kind is EventKind.DRAW_STOCK and full.seat != seat:
                 assert mine == PublicEvent(EventKind.DRAW_STOCK, full.seat)
-                assert full.taken is None
+                assert full.taken_card is None
                 self.hidden_draws_seen += 1
             else:
                 assert mine == full  # every public action is there, as it happened

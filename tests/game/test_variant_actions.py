@@ -38,8 +38,10 @@ def test_kind_numbers_are_appended_never_renumbered() -> None:
     }
     assert Phase.TURN_START == 1 and Phase.DISCARD == 2 and Phase.DEALER_OPTION == 3
     assert [k.value for k in EventKind][:7] == list(range(1, 8))
-    assert EventKind.SWAP_UPCARD == 8 and EventKind.SWAP_WIDOW == 11
-    assert DummyState.NONE == 0 and DummyState.FACE_DOWN == 1 and DummyState.TAKEN == 2
+    assert EventKind.SWAP_UPCARD == 8 and EventKind.SWAP_WIDOW == 12
+    # As the contract numbers them (thirtyone.v1 PublicEventKind, DummyState).
+    assert EventKind.DEALER_PASS == 9 and EventKind.CALL == 10 and EventKind.SWAP_HAND == 11
+    assert DummyState.NONE == 1 and DummyState.FACE_DOWN == 2 and DummyState.TAKEN == 3
 
 
 @pytest.mark.parametrize(
@@ -84,7 +86,7 @@ def test_bad_text(text: str) -> None:
 
 def test_events_name_both_cards_of_an_exchange() -> None:
     ev = PublicEvent(EventKind.SWAP_WIDOW, 1, card("Td"), card("As"))
-    assert ev.taken == card("As") and str(ev) == "seat 1 swap widow Td for As"
+    assert ev.taken_card == card("As") and str(ev) == "seat 1 swap widow Td for As"
     assert PublicEvent(EventKind.KNOCK, 0) == PublicEvent(EventKind.KNOCK, 0, None, None)
 
 

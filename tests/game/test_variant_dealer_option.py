@@ -48,10 +48,10 @@ def test_keeping_the_hand_is_a_public_pass_and_not_a_turn() -> None:
     play(m, "2: pass")
     assert m.phase is Phase.TURN_START and m.current == 0
     assert m.turn == 0 and m.hand(2) == tuple(card(c) for c in DEALER_HAND.split())
-    assert m.history == [PublicEvent(EventKind.PASS, 2)]
+    assert m.history == [PublicEvent(EventKind.DEALER_PASS, 2)]
     assert m.take_records() == [ActionRecord(1, 0, 2, PASS, None)]
     for s in range(3):
-        assert m.observation(s).history == (PublicEvent(EventKind.PASS, 2),)
+        assert m.observation(s).history == (PublicEvent(EventKind.DEALER_PASS, 2),)
     # It does not lift knock_ban=first_turn ...
     assert KNOCK not in m.legal_actions()
     # ... nor count towards max_turns_per_round: two turns still follow.

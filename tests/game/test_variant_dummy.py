@@ -62,7 +62,7 @@ def test_swap_on_the_first_turn_is_the_whole_turn() -> None:
     mine, theirs = m.observation(0), m.observation(1)
     assert mine.hand == tuple(cards("Jc Qc 9c"))
     for obs in (mine, theirs):
-        assert obs.dummy is DummyState.TAKEN and obs.dummy_taker == 0
+        assert obs.dummy_state is DummyState.TAKEN and obs.dummy_taker == 0
         assert obs.face_up == tuple(cards("2c 3d 5h"))
     assert not set(cards("Jc Qc 9c")) & set(repr(theirs).split("'"))
     k = knowledge(theirs)
@@ -74,10 +74,10 @@ def test_a_face_down_dummy_is_nobodys() -> None:
     m = stacked_match(3, stacked_deck(3, hands=HANDS, dummy="Jc Qc 9c"), DUMMY)
     for s in range(3):
         obs = m.observation(s)
-        assert obs.dummy is DummyState.FACE_DOWN and obs.dummy_taker is None and obs.face_up == ()
+        assert obs.dummy_state is DummyState.FACE_DOWN and obs.dummy_taker is None and obs.face_up == ()
         assert set(cards("Jc Qc 9c")) <= knowledge(obs).hidden
     assert Rules().dummy is False
-    assert stacked_match(3, stacked_deck(3)).observation(0).dummy is DummyState.NONE
+    assert stacked_match(3, stacked_deck(3)).observation(0).dummy_state is DummyState.NONE
 
 
 def test_a_swap_to_31_is_a_blitz() -> None:

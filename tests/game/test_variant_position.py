@@ -88,7 +88,7 @@ def check_knowledge(m: Match, seat: int) -> None:
         if s != seat:
             truly_hidden |= set(m.hands[s]) - k.known[s]
     assert truly_hidden <= k.hidden
-    if obs.dummy is DummyState.FACE_DOWN:
+    if obs.dummy_state is DummyState.FACE_DOWN:
         assert set(m.dummy) <= k.hidden
 
 
@@ -118,7 +118,7 @@ def guess(obs: Observation, rnd: random.Random) -> Position:
             hands.append((*sorted(k.known[s]), *pool[:u]))
             del pool[:u]
     dummy = ()
-    if obs.dummy is DummyState.FACE_DOWN:
+    if obs.dummy_state is DummyState.FACE_DOWN:
         dummy, pool = tuple(pool[:3]), pool[3:]
     stock = tuple(pool[: obs.stock_size])
     unused = tuple(pool[obs.stock_size :])

@@ -51,6 +51,7 @@ def test_a_tie_goes_to_the_highest_card_all_three_counting() -> None:
     (r,) = m.rounds
     assert r.end is RoundEnd.KNOCK and r.values == {0: 19, 1: 19, 2: 5}
     assert r.winners == (0,) and r.chips_won == (3, 0, 0) and r.chips_after == (2, -1, -1)
+    assert r.high_card_tie_break
     # The same, the other way round: the winner need not be the knocker.
     m = stacked_match(3, stacked_deck(3, hands={0: "Ks 9s 2c", 1: "Kd 9d Ac", **LOW}), POT)
     play(m, "0: knock")
