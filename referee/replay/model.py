@@ -76,7 +76,8 @@ class DealStep:
     dealer: int
     #: Hands the viewer may see, in playing order (the seat left of the dealer first).
     hands: tuple[SeatHand, ...]
-    upcard: Card
+    #: None in the widow game (docs/rules.md, "Variants"), which has no up-card.
+    upcard: Card | None
     stock_size: int
     #: Tokens and who is in, as the round starts.
     tokens: tuple[int, ...]

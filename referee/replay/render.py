@@ -259,7 +259,8 @@ def _deal(p: _Painter, d: DealStep) -> RenderableType:
     for i, h in enumerate(d.hands):
         lines.append(p.row(p.margin("deal" if i == 0 else ""), p.seat(h.seat), p.hand(h)))
     up = Text("up-card ")
-    up.append_text(p.card(d.upcard))
+    if d.upcard is not None:
+        up.append_text(p.card(d.upcard))
     up.append(f"{g.dot}{plural(d.stock_size, 'card')} in the stock")
     lines.append(p.row(p.margin("" if d.hands else "deal"), None, up))
     lines.append(p.row(p.margin("tokens"), None, p.tokens(d.tokens, d.in_game)))
