@@ -158,8 +158,9 @@ class _Table:
             self.hands[h.seat] = [c.text for c in h.cards]
             self.values[h.seat] = h.value
             self.counts[h.seat] = len(h.cards)
-        self.pile = [d.upcard.text]
-        self.pile_size = 1
+        # The widow game deals no up-card: the discard pile stays empty.
+        self.pile = [d.upcard.text] if d.upcard is not None else []
+        self.pile_size = len(self.pile)
         self.stock = d.stock_size
         self.knocker = None
         self.active = None
