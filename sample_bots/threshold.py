@@ -4,6 +4,10 @@
   hand at the showdown tends to be lower, so a weaker hand is already safe. A simulation
   under the standard rules found about 27, 24, 22 and 20 best for 2, 3, 4 and 6 players;
   the other sizes are interpolated and extended. The size is the number of players still in.
+- Playing for a pot (``scoring="pot"``) only the highest hand wins, so it knocks at
+  :data:`POT_KNOCK_AT`, a threshold that *rises* with the table: the more hands there are,
+  the higher the best of them after their last turns. Calls under the gun, the dealer's
+  option, the dummy and the widow it plays as ``greedy`` does (see ``sample_bots.greedy``).
 - It reads the public history: it does not discard a card of a suit the next player has
   taken from the discard pile (visibly collecting) unless it is forced to, that is unless
   every discard that keeps its best hand value is of such a suit. Giving up hand value to
@@ -20,6 +24,8 @@ from sample_bots.greedy import GreedyBot
 
 #: Knock threshold by number of players still in.
 KNOCK_AT: dict[int, float] = {2: 27, 3: 24, 4: 22, 5: 21, 6: 20, 7: 19, 8: 18, 9: 18}
+#: Knock threshold playing for a pot, by number of players still in: aiming at the highest hand.
+POT_KNOCK_AT: dict[int, float] = {2: 25, 3: 26, 4: 26, 5: 27, 6: 27, 7: 28, 8: 28, 9: 28}
 
 
 class ThresholdBot(GreedyBot):
@@ -28,7 +34,8 @@ class ThresholdBot(GreedyBot):
     name = "threshold"
 
     def knock_threshold(self, view: sdk.View) -> float:
-        return KNOCK_AT[len(view.seats_in)]
+        table = POT_KNOCK_AT if view.playing_for_pot else KNOCK_AT
+        return table[len(view.seats_in)]
 
     def choose_discard(self, view: sdk.View) -> sdk.Card:
         best_card, best_value = view.best_discard()
