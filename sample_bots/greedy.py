@@ -16,7 +16,10 @@ Under the variants (docs/rules.md, "Variants") it values every choice by the han
   average (:func:`sdk.mean_hand_value`, about 13.1: an unseen dummy is a random hand as far
   as this seat can tell), unless the top discard already lifts the hand to that.
 - **Widow**: knock at the threshold, else make the widow swap that leaves the best value
-  (a turn must knock or swap, so sometimes the best swap is a step down).
+  (a turn must knock or swap, so sometimes the best swap is a step down). When no swap
+  raises the hand it is stuck until someone else changes the widow (at two seats the nine
+  cards of the two hands and the widow never change at all), so it also knocks within
+  ``stuck_margin`` (4) of the threshold, rather than swapping to the turn limit.
 - **Playing for a pot**: only the highest hand wins, and a knock costs nothing extra (no
   double loss), so the knock waits for a hand that is likely the *highest* after everyone's
   last turn: ``pot_knock_at``, 26, rather than a hand that is merely not the lowest.
@@ -54,6 +57,9 @@ class GreedyBot(sdk.Bot):
     knock_at: float = 22
     #: Playing for a pot (``scoring="pot"``), knock with a hand worth at least this much.
     pot_knock_at: float = 26
+    #: In the widow game, also knock with a hand this close to the threshold that no widow
+    #: swap can raise.
+    stuck_margin: float = 4
 
     def act(self, view: sdk.View) -> sdk.Action:
         if view.must_discard:
@@ -65,11 +71,17 @@ class GreedyBot(sdk.Bot):
         value = view.value
         if view.can_call and value >= self.call_threshold(view):
             return sdk.CALL
-        if view.can(sdk.KNOCK) and value >= self.knock_threshold(view):
-            return sdk.KNOCK
+        knock_at = self.knock_threshold(view)
         if view.widow_game:
-            hand_card, widow_card, _ = view.best_widow_swap()
+            hand_card, widow_card, best = view.best_widow_swap()
+            # Stuck (no swap raises the hand) and near the threshold: knock rather than
+            # shuffle cards with the widow until the turn limit.
+            stuck = best <= value and value >= knock_at - self.stuck_margin
+            if view.can(sdk.KNOCK) and (value >= knock_at or stuck):
+                return sdk.KNOCK
             return sdk.swap_widow(hand_card, widow_card)
+        if view.can(sdk.KNOCK) and value >= knock_at:
+            return sdk.KNOCK
         top = view.top_discard
         # value_with() keeps the rule that a card taken from the discard pile cannot go
         # straight back, so "better" here means better after the forced discard.

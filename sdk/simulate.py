@@ -114,6 +114,7 @@ def greedy_policy(
     rules: Rules,
     knock_at: float | Mapping[int, float] = GREEDY_KNOCK_AT,
     call_at: Mapping[int, float] | None = None,
+    stuck_margin: float = 4,
 ) -> Policy:
     """The ``greedy`` sample bot's play, as a fast policy over the match.
 
@@ -127,7 +128,8 @@ def greedy_policy(
     for the up-card when that raises the hand; ``CALL`` with a hand worth ``call_at[seats
     in]`` (None: never call); the dummy is taken by a hand worth less than a random hand on
     average (:func:`sdk.view.mean_hand_value`) that the top discard does not lift to it; in
-    the widow game a turn that does not knock makes the widow swap leaving the best value.
+    the widow game a turn that does not knock makes the widow swap leaving the best value,
+    and a hand that no swap raises knocks within ``stuck_margin`` of the threshold.
     Give ``knock_at`` the thresholds meant for the scoring in force (the pot's are higher).
     """
     table = value_table(rules)
@@ -163,8 +165,7 @@ def greedy_policy(
             if calls is not None and m.turn == 0 and v >= calls[sum(m.alive)] and CALL in m.legal_actions():
                 return CALL
             if m.widow:
-                if v >= by_size[sum(m.alive)] and KNOCK in m.legal_actions():
-                    return KNOCK
+                th = by_size[sum(m.alive)]
                 # The best widow swap: the most value, then the cheapest card given up, then
                 # the dearest widow card taken (View.best_widow_swap's order).
                 bh, bw, bv = a, m.widow[0], -1.0
@@ -176,6 +177,8 @@ def greedy_policy(
                         kw = (key[x] << 10) - key[y]
                         if w > bv or (w == bv and kw < bkw):
                             bh, bw, bv, bkw = x, y, w, kw
+                if (v >= th or (bv <= v and v >= th - stuck_margin)) and KNOCK in m.legal_actions():
+                    return KNOCK
                 return SWAP_WIDOWS[bh * 52 + bw]
         # Legal actions are only listed when a knock is in question: at the start of a turn
         # the discard may be taken whenever the pile has a card, and the stock drawn whenever
