@@ -186,16 +186,23 @@ def greedy_policy(
         if v >= by_size[sum(m.alive)] and KNOCK in m.legal_actions():
             return KNOCK
         pile = m.pile
-        with_top = v
-        if pile:
+        if special and m.dummy:
+            # The dummy is face down: take it if neither the hand nor the top card's best
+            # makes the mean of a random hand.
+            with_top = v
+            if pile:
+                t = 1 << pile[-1]
+                with_top = max(table[mb | mc | t], table[ma | mc | t], table[ma | mb | t], v)
+            if with_top < mean:
+                return SWAP_HAND
+            if with_top > v:
+                return DRAW_DISCARD
+        elif pile:
             # Taking the top card helps if some hand of it and two held cards beats v (the
             # card taken may not go straight back, so the three keepable hands are these).
             t = 1 << pile[-1]
-            with_top = max(table[mb | mc | t], table[ma | mc | t], table[ma | mb | t], v)
-        if special and m.dummy and with_top < mean:
-            return SWAP_HAND
-        if with_top > v:
-            return DRAW_DISCARD
+            if table[mb | mc | t] > v or table[ma | mc | t] > v or table[ma | mb | t] > v:
+                return DRAW_DISCARD
         if m.stock:
             return DRAW_STOCK
         legal = m.legal_actions()
