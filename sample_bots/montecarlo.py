@@ -50,7 +50,7 @@ from typing import Literal
 import sdk
 from referee.game import RoundResult, Rules
 from sample_bots.greedy import CALL_AT, POT_CALL_AT
-from sample_bots.threshold import KNOCK_AT, POT_KNOCK_AT, ThresholdBot
+from sample_bots.threshold import KNOCK_AT, ThresholdBot, knock_table
 from sdk.sampler import TRIES, Sampler
 from sdk.simulate import Evaluator, Policy, greedy_policy
 
@@ -194,9 +194,7 @@ class MonteCarloBot(ThresholdBot):
         policy = self._policies.get(rules)
         if policy is None:
             # Everyone plays on as the threshold bot would, with the thresholds of the scoring.
-            policy = self._policies[rules] = greedy_policy(
-                rules, POT_KNOCK_AT if pot else KNOCK_AT, POT_CALL_AT if pot else CALL_AT
-            )
+            policy = self._policies[rules] = greedy_policy(rules, knock_table(rules), POT_CALL_AT if pot else CALL_AT)
         if pot:
             score = chips_score(view.seat)
         elif self.objective == "win":

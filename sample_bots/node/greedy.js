@@ -120,7 +120,7 @@ function bestDiscard(hand4, rules, allowed) {
 // the two make the same decisions and a test can compare them move for move.
 const KNOCK_AT = 22;
 // Playing for a pot (`scoring = POT`) only the highest hand wins: knock later (greedy's pot_knock_at).
-const POT_KNOCK_AT = 26;
+const POT_KNOCK_AT = 24;
 // The widow game: also knock with a hand this close to the threshold that no swap raises.
 const STUCK_MARGIN = 4;
 // CALL under the gun with a hand worth this much, by seats still in (sample_bots/greedy.py):

@@ -94,15 +94,15 @@ def test_greedy_swaps_with_the_widow_and_knocks_when_good_or_stuck() -> None:
     rules = Rules.preset("bicycle")  # knock_ban none: a knock is legal on any turn
     view = _obs(rules, hand=cards("Ah 9h 2c"), widow=cards("Kh 7d 3s"))
     assert GreedyBot().act(view) == sdk.swap_widow("2c", "Kh")
-    # 30 is over the pot's threshold (26): knock.
+    # 30 is over the pot's threshold (24): knock.
     high = _obs(rules, hand=cards("Ah Kh 9h"), widow=cards("2c 7d 3s"))
     assert sdk.KNOCK in high.legal_actions and GreedyBot().act(high) == sdk.KNOCK
-    # 23, and no swap raises it: stuck within 4 of 26, so knock.
-    stuck = _obs(rules, hand=cards("Ah Th 2h"), widow=cards("2c 7d 3s"))
-    assert stuck.best_widow_swap()[2] <= stuck.value == 23
+    # 21, and no swap raises it: stuck within 4 of 24, so knock.
+    stuck = _obs(rules, hand=cards("Ah Th 2s"), widow=cards("2c 7d 3s"))
+    assert stuck.best_widow_swap()[2] <= stuck.value == 21
     assert GreedyBot().act(stuck) == sdk.KNOCK
-    # 21 stuck: too far below; the best swap, even though it does not help.
-    low = _obs(rules, hand=cards("Th Jh 2s"), widow=cards("2c 7d 3s"))
+    # 19 stuck: too far below; the best swap, even though it does not help.
+    low = _obs(rules, hand=cards("Th 9h 2s"), widow=cards("2c 7d 3s"))
     assert GreedyBot().act(low).kind is sdk.ActionKind.SWAP_WIDOW
 
 

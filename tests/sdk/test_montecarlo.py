@@ -33,7 +33,7 @@ from referee.timecontrol import TimeControl
 from sample_bots import load
 from sample_bots.greedy import CALL_AT, POT_CALL_AT, GreedyBot
 from sample_bots.montecarlo import MonteCarloBot, lives_left, win_chance
-from sample_bots.threshold import KNOCK_AT, POT_KNOCK_AT
+from sample_bots.threshold import KNOCK_AT, knock_table
 from sdk.harness import play_match, play_matches
 from sdk.sampler import Sampler
 from sdk.simulate import Evaluator, Policy, discard_choice, greedy_policy, play_round, rollout
@@ -93,7 +93,7 @@ class TablePotBot(GreedyBot):
     """Greedy play with the threshold bot's knock thresholds for the scoring in force."""
 
     def knock_threshold(self, view: View) -> float:
-        return (POT_KNOCK_AT if view.playing_for_pot else KNOCK_AT)[len(view.seats_in)]
+        return knock_table(view.rules)[len(view.seats_in)]
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -107,7 +107,7 @@ def test_greedy_policy_matches_the_greedy_bot_under_the_variants(name: str) -> N
     for players in PLAYERS:
         pairs = (
             (GreedyBot(), greedy_policy(rules, GreedyBot.pot_knock_at if pot else GreedyBot.knock_at, calls)),
-            (TablePotBot(), greedy_policy(rules, POT_KNOCK_AT if pot else KNOCK_AT, calls)),
+            (TablePotBot(), greedy_policy(rules, knock_table(rules), calls)),
         )
         for bot, policy in pairs:
             m = Match(players, rules, seed=players, record=False)
