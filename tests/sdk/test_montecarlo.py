@@ -370,6 +370,16 @@ def test_beats_greedy_in_duplicate_matches() -> None:
 
 
 @pytest.mark.slow
+def test_beats_threshold_heads_up_under_standard() -> None:
+    # The variants' changes leave the standard game's play alone: against the threshold bot
+    # heads-up, 12 deals x 2 seats, it wins more than its fair half (loosely; see
+    # benchmarks/bench_montecarlo.py for the measured strength).
+    bot = functools.partial(MonteCarloBot, samples=16)
+    series = play_matches([bot, load("threshold")], seeds=[d for d in range(20_000, 20_012) for _ in range(2)])
+    assert series.win_rate(0) > 0.5  # 15 of 24 when written
+
+
+@pytest.mark.slow
 def test_serves_as_a_process() -> None:
     # As the referee runs it: python -m sample_bots.montecarlo, over gRPC, time-based.
     bot = start_bot(python_module("sample_bots.montecarlo"))
