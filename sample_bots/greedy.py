@@ -53,7 +53,7 @@ class GreedyBot(sdk.Bot):
     """
 
     name = "greedy"
-    version = "1.1"
+    version = "1.0"
     author = "thirtyone sample bots"
 
     #: Knock with a hand worth at least this much.
