@@ -21,12 +21,15 @@ from thirtyone.v1 import log_pb2
 
 from referee import wire
 from referee.game import (
+    CALL,
     DECK,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
     Action,
+    ActionKind,
     ActionRecord,
     Card,
     DealRecord,
@@ -45,6 +48,7 @@ from referee.game import (
     cards,
     discard,
     hand_value,
+    swap_upcard,
 )
 from referee.log import SCHEMA_VERSION, LogWriter
 from referee.match import default_action
@@ -118,9 +122,48 @@ def crafted_deck(players_in: Sequence[int], dealer: int, hands: Mapping[int, str
     return [c for c in deck if c is not None]
 
 
+def _variant_choice(obs: Observation, rules: Rules, knock_at: float) -> Action | None:
+    """The variants' decisions (docs/rules.md, "Variants"), greedy; None: play the plain game.
+
+    The dealer's option swaps the up-card in when that raises the hand; a call under the gun
+    at ``knock_at``; the dummy is taken by a hand worth less than 18; in the widow game the
+    best swap, or a knock at ``knock_at``.
+    """
+    if obs.phase is Phase.DISCARD:
+        return None
+    legal = obs.legal_actions
+    hand = obs.hand
+    value = hand_value(hand, rules)
+
+    def swapped(give: Card, take: Card) -> float:
+        return hand_value(tuple(take if c == give else c for c in hand), rules)
+
+    if obs.phase is Phase.DEALER_OPTION:
+        up = obs.top_discard
+        assert up is not None
+        give = max(hand, key=lambda c: (swapped(c, up), -c))
+        return swap_upcard(give) if swapped(give, up) > value else PASS
+    if CALL in legal and value >= knock_at:
+        return CALL
+    if obs.widow:
+        if KNOCK in legal and value >= knock_at:
+            return KNOCK
+        swaps = [a for a in legal if a.kind is ActionKind.SWAP_WIDOW]
+        best = max(swaps, key=lambda a: (swapped(a.card, a.widow_card), -a.card, -a.widow_card))  # type: ignore[arg-type]
+        if KNOCK in legal and swapped(best.card, best.widow_card) <= value:  # type: ignore[arg-type]
+            return KNOCK
+        return best
+    if SWAP_HAND in legal and value < 18:
+        return SWAP_HAND
+    return None
+
+
 def policy(obs: Observation, rules: Rules, knock_at: float, patient: bool) -> Action:
     """Greedy play: the best discard; knock at ``knock_at``; take the discard if it helps."""
     legal = obs.legal_actions
+    chosen = _variant_choice(obs, rules, knock_at) if not patient or obs.phase is Phase.DEALER_OPTION else None
+    if chosen is not None:
+        return chosen
     if obs.phase is Phase.DISCARD:
         if patient and obs.drawn_from is Pile.STOCK:
             # Keep the hand as dealt: no 31 can end a patient round early.
