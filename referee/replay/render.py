@@ -115,7 +115,7 @@ class _Painter:
 
     def chips(self, chips: Sequence[int], in_game: Sequence[bool] | None = None) -> Text:
         """Net chips per seat (playing for a pot), ``#0 +3 · #1 -2``; a seat out is marked."""
-        parts = [f"#{s} {c:+d}" + ("" if in_game is None or in_game[s] else " (out)") for s, c in enumerate(chips)]
+        parts = [f"#{s} {_signed(c)}" + ("" if in_game is None or in_game[s] else " (out)") for s, c in enumerate(chips)]
         return Text(self.g.dot.join(parts))
 
     def seats(self, seats: Iterable[int]) -> str:
@@ -144,6 +144,11 @@ def _cut(name: str) -> str:
 
 def _num(v: float) -> str:
     return f"{v:g}"
+
+
+def _signed(n: int) -> str:
+    """Net chips: ``+3``, ``-2``, ``0``."""
+    return f"{n:+d}" if n else "0"
 
 
 # ---------------------------------------------------------------- sections
@@ -325,15 +330,14 @@ def _phrase(p: _Painter, a: ActionStep) -> Text:
     elif kind is ActionKind.KNOCK:
         t.append("knocks", style="bold yellow")
     elif kind is ActionKind.PASS and a.dealer_option:
-        t.append("dealer's option: keeps the hand")
+        t.append("keeps the hand")
     elif kind is ActionKind.SWAP_UPCARD:
         assert a.card is not None
-        t.append("dealer's option: turns ")
+        t.append("takes the up-card ")
+        t.append_text(p.cards(a.taken or ()))
+        t.append(", turns ")
         t.append_text(p.card(a.card))
-        t.append(" face up as the up-card")
-        if a.taken:
-            t.append(", takes ")
-            t.append_text(p.cards(a.taken))
+        t.append(" face up")
     elif kind is ActionKind.CALL:
         t.append("calls under the gun: showdown at once", style="bold yellow")
     elif kind is ActionKind.SWAP_HAND:
@@ -368,7 +372,10 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
         if label_used:
             return p.margin()
         label_used = True
-        return p.margin(f"turn {steps[0].at.turn}")
+        first = steps[0]
+        if isinstance(first, ActionStep) and first.dealer_option:
+            return p.margin("option")  # the dealer's option: before the first turn, not a turn
+        return p.margin(f"turn {first.at.turn}")
 
     i = 0
     while i < len(steps):
@@ -592,7 +599,7 @@ def _result(p: _Painter, r: ResultStep) -> RenderableType:
             note = Text("" if r.chips else "still in")
         row: list[RenderableType] = [str(r.placings[s]), p.seat(s)]
         if r.chips:
-            row.append(f"{r.chips[s]:+d}")
+            row.append(_signed(r.chips[s]))
         if r.stats is not None:
             st = r.stats[s]
             row += [str(st.decisions), str(st.faults), f"{st.mean_latency_us / 1000:.2f}", f"{st.max_latency_us / 1000:.2f}"]

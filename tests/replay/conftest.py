@@ -11,8 +11,9 @@ from tests.replay.fixtures import write_all
 
 @pytest.fixture(scope="session")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Every fixture log, by name: standard, specials, long, pagat."""
-    return write_all(tmp_path_factory.mktemp("replay-logs"))
+    """Every fixture log, by name: standard, specials, long, pagat, and the variants' option,
+    dummy, bicycle and cadillac."""
+    return write_all(tmp_path_factory.mktemp("replay-logs"), variants=True)
 
 
 def lines_of(path: Path) -> list[str]:

@@ -603,8 +603,8 @@
       if (k === "draw_stock") add(out, s.card ? ["draws ", cardText(s.card), " from the stock"] : "draws from the stock");
       else if (k === "draw_discard") add(out, ["takes ", cardText(s.card), " from the discard pile"]);
       else if (k === "discard") add(out, ["discards ", cardText(s.card)]);
-      else if (k === "pass" && s.dealer_option) add(out, "dealer's option: keeps the hand");
-      else if (k === "swap_upcard") add(out, ["dealer's option: turns ", cardText(s.card), " face up as the up-card", s.taken ? [", takes ", cardList(s.taken)] : ""]);
+      else if (k === "pass" && s.dealer_option) add(out, "keeps the hand (dealer's option)");
+      else if (k === "swap_upcard") add(out, ["takes the up-card ", cardList(s.taken || []), ", turns ", cardText(s.card), " face up (dealer's option)"]);
       else if (k === "swap_hand") add(out, ["takes the dummy", s.taken ? [" ", cardList(s.taken)] : "", s.face_up && s.face_up.length ? ["; the old hand ", cardList(s.face_up), " lies face up"] : ""]);
       else if (k === "swap_widow") add(out, ["gives ", cardText(s.card), " to the widow, takes ", cardList(s.taken || [])]);
       else add(out, ACTION[k] || s.action.text);
