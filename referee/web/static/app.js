@@ -626,7 +626,7 @@
     } else if (s.kind === "round_end") {
       add(out, endTitle(d, s));
     } else if (s.kind === "result") {
-      if (s.winner !== null && s.winner !== undefined) add(out, label(d, s.winner) + " wins after " + s.rounds + " round" + (s.rounds === 1 ? "" : "s") + (s.chips && s.chips.length ? " with " + signed(s.chips[s.winner]) + " chips" : ""));
+      if (s.winner !== null && s.winner !== undefined) add(out, label(d, s.winner) + " wins after " + s.rounds + " round" + (s.rounds === 1 ? "" : "s") + (s.chips && s.chips.length ? ", chips " + signed(s.chips[s.winner]) : ""));
       else add(out, "No winner (" + s.reason + ") after " + s.rounds + " rounds");
     } else {
       add(out, s.text); // a kind this viewer does not draw itself
@@ -680,7 +680,8 @@
         if (!step.winners.length) award += "nobody wins it";
         else {
           var each = step.chips_won[step.winners[0]];
-          award += step.winners.map(function (s) { return label(d, s); }).join(" and ") + (step.winners.length > 1 ? " share it: " + each + " chips each" : " wins " + each + " chips");
+          var chipsText = each + (each === 1 ? " chip" : " chips");
+          award += step.winners.map(function (s) { return label(d, s); }).join(" and ") + (step.winners.length > 1 ? " share it: " + chipsText + " each" : " wins " + chipsText);
         }
         if (step.high_card_tie_break) award += " · a tie on value, broken by card rank";
         if (step.carried) award += " · " + step.carried + " carried to the next round";
@@ -697,7 +698,7 @@
       var order = step.placings.map(function (p, s) { return s; }).sort(function (a, b) { return step.placings[a] - step.placings[b] || a - b; });
       order.forEach(function (s) {
         var st = step.stats ? step.stats[s] : null;
-        var note = s === step.winner ? "winner" : step.forfeited[s] ? "forfeited in round " + step.out_round[s] : step.out_round[s] !== null ? "out in round " + step.out_round[s] : "still in";
+        var note = s === step.winner ? "winner" : step.forfeited[s] ? "forfeited in round " + step.out_round[s] : step.out_round[s] !== null ? "out in round " + step.out_round[s] : step.chips && step.chips.length ? "" : "still in";
         rt.appendChild(el("tr", null, el("td", null, String(step.placings[s])), el("td", { cls: "l" }, label(d, s)),
           step.chips && step.chips.length ? el("td", { "data-chips": String(step.chips[s]) }, signed(step.chips[s])) : null,
           st ? [el("td", null, String(st.decisions)), el("td", null, String(st.faults)),
@@ -705,7 +706,7 @@
           el("td", { cls: "l" }, note)));
       });
       add(res, rt);
-      if (step.pot_left) add(res, el("div", { cls: "muted" }, step.pot_left + " chips left in the pot after the last round: nobody's"));
+      if (step.pot_left) add(res, el("div", { cls: "muted" }, step.pot_left + (step.pot_left === 1 ? " chip" : " chips") + " left in the pot after the last round: nobody's"));
       (d.notes || []).forEach(function (x) { add(res, el("div", { cls: "muted" }, x)); });
       return res;
     }
