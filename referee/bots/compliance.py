@@ -64,10 +64,13 @@ from referee.bots.process import STOP_GRACE_S, BotProcess, Launcher, LocalLaunch
 from referee.bots.spec import BotSpec, parse_bot_spec
 from referee.faults import BotError, BotFault, TimeoutFault
 from referee.game import (
+    CALL,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    ActionKind,
     ActionRecord,
     Match,
     Observation,
@@ -302,6 +305,51 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         moves=(turns_until_stock_empty,),
         claim=lambda m: not m.stock and _legal(m) == {DRAW_DISCARD, PASS},
         hint="only draw discard or pass: there is no stock to draw from",
+    ),
+    # The variants (docs/rules.md, "Variants"): one decision of each kind they add.
+    DecisionCase(
+        "dealer_option",
+        "the dealer's option",
+        players=2,
+        rules=Rules(dealer_option=True),
+        seed=1,
+        moves=(),
+        claim=lambda m: m.phase is Phase.DEALER_OPTION
+        and PASS in m.legal_actions()
+        and {a.kind for a in m.legal_actions()} == {ActionKind.PASS, ActionKind.SWAP_UPCARD},
+        hint="phase DEALER_OPTION: answer PASS (keep the hand) or a SWAP_UPCARD from legal_actions",
+    ),
+    DecisionCase(
+        "call_first_turn",
+        "call under the gun",
+        players=3,
+        rules=Rules(under_the_gun=True),
+        seed=1,
+        moves=(),
+        claim=lambda m: m.turn == 0 and _legal(m) == {CALL, DRAW_STOCK, DRAW_DISCARD},
+        hint="legal_actions holds CALL, a kind of action of its own: answer from it",
+    ),
+    DecisionCase(
+        "swap_hand",
+        "the dummy hand",
+        players=3,
+        rules=Rules(dummy=True),
+        seed=1,
+        moves=(draw_stock, throw_drawn),
+        claim=lambda m: len(m.dummy) == 3 and SWAP_HAND in m.legal_actions() and KNOCK in m.legal_actions(),
+        hint="legal_actions holds SWAP_HAND (no card): answer from it",
+    ),
+    DecisionCase(
+        "swap_widow",
+        "the widow, after a knock",
+        players=3,
+        rules=Rules.preset("bicycle"),
+        seed=1,
+        moves=(knock,),
+        claim=lambda m: m.knocker is not None
+        and len(m.legal_actions()) == 9
+        and all(a.kind is ActionKind.SWAP_WIDOW for a in m.legal_actions()),
+        hint="no knock and no pass: answer a SWAP_WIDOW from legal_actions, with its card and widow_card",
     ),
 )
 

@@ -206,7 +206,7 @@ def sprt_command(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="The test's seed (default: random).")] = None,
     budget_ms: Annotated[int | None, typer.Option("--budget-ms", help=f"Time per decision, ms (default: {_TC.budget_ms}).")] = None,
-    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
+    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat, family, cadillac or bicycle.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = 1,
     sandbox: SandboxOpt = "auto",

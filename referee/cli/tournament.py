@@ -67,7 +67,7 @@ def _open(folder: Path, *, readonly: bool = False) -> TournamentStore:
 @tournament_app.command("new")
 def new_command(
     folder: DirArg,
-    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
+    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat, family, cadillac or bicycle.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
     config: Annotated[
         Path | None,
