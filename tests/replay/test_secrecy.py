@@ -129,6 +129,15 @@ def test_a_seat_sees_only_its_own_cards_and_the_public_table(logs: dict[str, Pat
     assert checked > 5
 
 
+@pytest.mark.parametrize(("name", "seat"), [(name, seat) for name in ("real-bicycle", "real-mix") for seat in range(3)])
+def test_a_seat_sees_only_its_own_cards_in_real_variant_matches(real_logs: dict[str, Path], name: str, seat: int) -> None:
+    path = real_logs[name]
+    known = _Knowledge(path, seat)
+    for section in sections(build_replay(load_log(path), seat)):
+        leaked = _cards_in(_text(section)) - known.allowed(section)
+        assert not leaked, f"seat {seat} is shown {sorted(map(str, leaked))} in {section.kind} {section.round_no}.{section.turn}"
+
+
 @pytest.mark.parametrize("name", ["standard", "specials", "dummy", "bicycle"])
 def test_the_check_would_catch_a_leak(logs: dict[str, Path], name: str) -> None:
     """The omniscient render shows cards the seat never saw, so the check above has teeth."""

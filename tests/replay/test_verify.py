@@ -451,6 +451,17 @@ def test_variant_logs_verify(logs: dict[str, Path], name: str) -> None:
         assert build_replay(load_log(logs[name]), seat).ok
 
 
+@pytest.mark.parametrize("name", ["real-bicycle", "real-mix"])
+def test_real_variant_logs_verify_and_replay_in_every_view(real_logs: dict[str, Path], name: str) -> None:
+    """Logs written by referee.match for the variants (the widow and the pot; the dummy, the
+    dealer's option and the call for a pot) verify, and replay from every point of view."""
+    v = verify_log(real_logs[name])
+    assert v.verdict is Verdict.OK, v.detail
+    assert "chips" in v.detail
+    for seat in (None, 0, 1, 2):
+        assert build_replay(load_log(real_logs[name]), seat).ok
+
+
 def _widow_card(rs: list[Record]) -> int:
     i = _find(rs, _event("deal"), nth=1)
     deal = rs[i]["event"]["deal"]
