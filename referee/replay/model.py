@@ -180,6 +180,9 @@ class ThirtyOneStep:
     natural: bool
     #: The 31 hands (shown to everyone).
     hands: tuple[SeatHand, ...]
+    #: For a blitz: the kind of action that made it (a discard, or under the variants an
+    #: up-card, dummy or widow swap); None for a natural 31.
+    by: ActionKind | None = None
 
 
 class LossReason(Enum):
@@ -332,6 +335,7 @@ class _StepBuilder(LogWatcher):
         self.out_round: list[int | None] = [None] * self.n
         self.by_forfeit = [False] * self.n
         self.last_actor: int | None = None
+        self.last_kind: ActionKind | None = None
         #: The acting seat's cards as the viewer knew them when it decided (None: unseen).
         self.before: tuple[Card, ...] | None = None
         #: Set once the viewer is out of the match: it saw nothing more until the result.
@@ -381,6 +385,7 @@ class _StepBuilder(LogWatcher):
     def acted(self, at: Position, match: Match, record: ActionRecord, by_referee: bool) -> None:
         seat, kind = record.seat, record.action.kind
         self.last_actor = seat
+        self.last_kind = kind
         card = record.card if (kind is not ActionKind.DRAW_STOCK or self._sees(seat)) else None
         taken: tuple[Card, ...] | None = None
         face_up: tuple[Card, ...] = ()
@@ -479,7 +484,8 @@ class _StepBuilder(LogWatcher):
         elif isinstance(rec, RoundResult):
             if kind == "thirty_one":
                 hands = tuple(self._hand(s, rec.hands[s]) for s in rec.thirty_one)
-                self._add(ThirtyOneStep(at, rec.thirty_one, rec.end is RoundEnd.NATURAL_31, hands))
+                natural = rec.end is RoundEnd.NATURAL_31
+                self._add(ThirtyOneStep(at, rec.thirty_one, natural, hands, None if natural else self.last_kind))
             elif kind == "round_end":
                 self._round_end(at, rec)
             # The pot's award line: the round end's step holds the award.

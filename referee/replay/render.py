@@ -470,12 +470,20 @@ def _why(p: _Painter, e: RoundEndStep, loss: LifeLoss) -> Text:
     return t
 
 
+#: How a blitz was made, by the kind of the action that made it.
+_BLITZ: dict[ActionKind | None, str] = {
+    ActionKind.SWAP_UPCARD: "swaps the up-card in to 31: blitz",
+    ActionKind.SWAP_HAND: "takes the dummy at 31: blitz",
+    ActionKind.SWAP_WIDOW: "swaps with the widow to 31: blitz",
+}
+
+
 def _round_end(p: _Painter, steps: Sequence[Step]) -> RenderableType:
     lines: list[RenderableType] = []
     for step in steps:
         if isinstance(step, ThirtyOneStep):
             for i, h in enumerate(step.hands):
-                how = "dealt 31" if step.natural else "discards to 31: blitz"
+                how = "dealt 31" if step.natural else _BLITZ.get(step.by, "discards to 31: blitz")
                 t = p.hand(h).append("  ").append(how, style="bold green")
                 lines.append(p.row(p.margin("31" if i == 0 else "", style="bold green"), p.seat(h.seat), t))
         elif isinstance(step, RoundEndStep):

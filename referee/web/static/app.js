@@ -586,6 +586,7 @@
   }
 
   var ACTION = { knock: "knocks", pass: "passes on the empty stock", call: "calls under the gun: showdown at once" };
+  var BLITZ = { swap_upcard: " swaps the up-card in to 31", swap_hand: " takes the dummy at 31", swap_widow: " swaps with the widow to 31" };
   function signed(n) { return n > 0 ? "+" + n : String(n); }
   function cardList(cs) { return cs.map(function (c, i) { return [i ? " " : "", cardText(c)]; }); }
 
@@ -622,7 +623,7 @@
       add(out, [el("strong", { cls: "bad" }, label(d, s.seat) + " forfeits the match"), s.reason ? " (" + s.reason + ")" : ""]);
       if (s.dead_hand) add(out, ["; its hand ", s.dead_hand.map(function (c) { return [cardText(c), " "]; }), "is out of play"]);
     } else if (s.kind === "thirty_one") {
-      add(out, s.seats.map(function (x, i) { return (i ? " and " : "") + label(d, x); }).join("") + (s.natural ? " has a dealt 31!" : " discards to 31: blitz!"));
+      add(out, s.seats.map(function (x, i) { return (i ? " and " : "") + label(d, x); }).join("") + (s.natural ? " has a dealt 31!" : (BLITZ[s.by] || " discards to 31") + ": blitz!"));
     } else if (s.kind === "round_end") {
       add(out, endTitle(d, s));
     } else if (s.kind === "result") {
