@@ -64,3 +64,15 @@ def test_a_blitz_by_a_widow_swap_says_so(tmp_path: Path) -> None:
     path = write_fixture(tmp_path / "blitz.jsonl", replace(BICYCLE, seed=3))
     text = render_text(path)
     assert "swaps with the widow to 31: blitz" in text and "discards to 31" not in text
+
+
+@pytest.mark.parametrize("name", ["option", "dummy", "bicycle"])
+def test_the_variants_in_plain_ascii(logs: dict[str, Path], name: str) -> None:
+    raw = io.BytesIO()
+    ascii_file = io.TextIOWrapper(raw, encoding="ascii")
+    console = Console(file=ascii_file, width=100, color_system=None, force_terminal=False)
+    for seat in (None, 0):
+        render(build_replay(load_log(logs[name]), seat), console)  # would raise on a non-ASCII character
+    ascii_file.flush()
+    text = raw.getvalue().decode("ascii")
+    assert "->" in text and " | " in text
