@@ -267,7 +267,10 @@ def _header(p: _Painter) -> RenderableType:
 
 def _deal(p: _Painter, d: DealStep) -> RenderableType:
     g = p.g
-    title = f"Round {d.at.round_no}{g.dot}dealer {p.labels[d.dealer]}"
+    r = p.rules
+    # Playing for a pot, a match is a fixed number of rounds (0: three per seat).
+    of = f" of {r.pot_rounds or 3 * p.replay.header.players}" if r.scoring == "pot" else ""
+    title = f"Round {d.at.round_no}{of}{g.dot}dealer {p.labels[d.dealer]}"
     lines: list[RenderableType] = [Rule(title, style="dim")]
     for i, h in enumerate(d.hands):
         lines.append(p.row(p.margin("deal" if i == 0 else ""), p.seat(h.seat), p.hand(h)))
