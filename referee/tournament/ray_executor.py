@@ -333,6 +333,7 @@ class MatchWorker:
             self.loop.run_until_complete(close_bots(list(self.handles.values())))
         finally:
             self.handles.clear()
+            self.loop.close()
             shutil.rmtree(self.root, ignore_errors=True)
 
 
