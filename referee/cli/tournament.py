@@ -353,9 +353,12 @@ def run_command(
             ray_executor.require_ray()
         except RunError as e:
             fail(str(e))
-        executor = ray_executor.RayExecutor(
-            ray, ray_jobs, on_message=lambda text: err.print(f"[yellow]{escape(text)}[/]", highlight=False)
-        )
+        try:
+            executor = ray_executor.RayExecutor(
+                ray, ray_jobs, on_message=lambda text: err.print(f"[yellow]{escape(text)}[/]", highlight=False)
+            )
+        except RunError as e:
+            fail(str(e), 1)
     with _open(folder) as store:
         if len(store.bots()) < store.settings.table_size:
             fail(

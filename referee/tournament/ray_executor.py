@@ -403,6 +403,26 @@ def receive(task: MatchTask, p: Played) -> TaskResult:
     return dataclasses.replace(r, result={**r.result, "node": {"id": p.node_id, "host": p.host}})
 
 
+#: Seconds to wait for a cluster's head to accept a connection (Ray itself waits much longer).
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_reachable(address: str) -> None:
+    """Raise :class:`RunError` at once when nothing listens at ``HOST:PORT`` (other forms of
+    address, ``auto`` or ``ray://...``, are left to Ray)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as e:
+        raise RunError(
+            f"cannot reach the Ray cluster at {address}: {e.strerror or e} "
+            "(is 'ray start --head' running there, and is the port open?)"
+        ) from None
+
+
 @dataclass(slots=True)
 class _Worker:
     """One actor and what it is doing."""
@@ -432,7 +452,8 @@ class RayExecutor:
 
     ``address`` is a cluster's (``HOST:PORT``, ``auto``, ``ray://...``) or :data:`LOCAL` to
     start a Ray instance on this machine for the run. ``jobs`` is the number of workers
-    (default: one per CPU the cluster offers).
+    (default: one per CPU the cluster offers). Raises :class:`RunError` at once when nothing
+    answers at a ``HOST:PORT`` address.
     """
 
     def __init__(
@@ -446,6 +467,8 @@ class RayExecutor:
         if jobs is not None and jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         require_ray()
+        if address != LOCAL:
+            _check_reachable(address)
         self.address = address
         self.jobs = jobs
         self.match_limit_s = match_limit_s
@@ -499,6 +522,7 @@ class RayExecutor:
                         packed[b.name] = data
         connected = self._connect(ray, sum(map(len, packed.values())))
         workers: list[_Worker] = []
+        finished = False
         try:
             bundles = {name: ray.put(data) for name, data in packed.items()}
             cpus = float(ray.cluster_resources().get("CPU", 1.0))
@@ -513,8 +537,9 @@ class RayExecutor:
             workers = [spawn() for _ in range(min(n, len(tasks)))]
             self.workers = len(workers)
             yield from self._loop(ray, workers, spawn, tasks, prepare, str(folder), bundles)
+            finished = True
         finally:
-            self._stop(ray, workers, disconnect=connected)
+            self._stop(ray, workers, disconnect=connected, clean=finished)
 
     def _loop(
         self,
@@ -624,15 +649,21 @@ class RayExecutor:
         with contextlib.suppress(Exception):
             ray.kill(w.actor, no_restart=True)
 
-    def _stop(self, ray: Any, workers: list[_Worker], *, disconnect: bool) -> None:
-        """Let every worker close its bots (briefly), kill them all, disconnect (or stop Ray)."""
+    def _stop(self, ray: Any, workers: list[_Worker], *, disconnect: bool, clean: bool) -> None:
+        """Let every worker close its bots (briefly), kill them all, disconnect (or stop Ray).
+
+        A run stopped early (Ctrl-C, SIGTERM: Ray itself may be going down with the same
+        signal) waits for nothing: its workers end with its connection, their bots with them.
+        """
         try:
-            closing = [w.actor.close.remote() for w in workers if w.starting is None and w.task is None]
-            if closing:
-                with contextlib.suppress(Exception):
-                    ray.wait(closing, num_returns=len(closing), timeout=CLOSE_WORKERS_S)
-            for w in workers:
-                self._kill(ray, w)
+            if clean:
+                closing = [w.actor.close.remote() for w in workers if w.starting is None and w.task is None]
+                if closing:
+                    with contextlib.suppress(Exception):
+                        ray.wait(closing, num_returns=len(closing), timeout=CLOSE_WORKERS_S)
+            if clean or not disconnect:
+                for w in workers:
+                    self._kill(ray, w)
         finally:
             if disconnect:
                 with contextlib.suppress(Exception):

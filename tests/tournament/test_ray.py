@@ -348,3 +348,11 @@ def test_a_runtime_missing_on_the_node_is_the_infrastructures_failure_naming_nod
     assert not r.ok and r.infra and r.start_failures == {}, r  # never charged to the bot
     assert "'nosuch-runtime-31'" in r.error and "nosuch-runtime-31 bot.js" in r.error
     assert f"Ray node {worker.host}" in r.error and "every node needs the bots' runtimes" in r.error
+
+
+@needs_ray
+def test_a_cluster_that_does_not_answer_is_said_at_once(base_tournament: Path, tmp_path: Path) -> None:
+    folder = copy_tournament(base_tournament, tmp_path / "t")
+    fails("tournament", "run", folder, "--ray", "127.0.0.1:1", code=1,
+          message="cannot reach the Ray cluster at 127.0.0.1:1: Connection refused")  # fmt: skip
+    assert done_count(folder) == 0
