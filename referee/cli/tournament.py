@@ -344,6 +344,8 @@ def run_command(
     executor: Executor | None = None
     if ray_jobs is not None and ray is None:
         fail("--ray-jobs goes with --ray ADDRESS")
+    if ray is not None and jobs != 1:
+        fail("-j sets the local workers; with --ray, --ray-jobs N sets the matches played at once")
     if ray is not None:
         from referee.tournament import ray_executor
 

@@ -240,10 +240,12 @@ class MatchWorker:
         self.unpacked: dict[str, str] = {}
         self.host = socket.gethostname()
         self.node_id = ""
-        with contextlib.suppress(Exception):  # outside Ray (tests): no node id
+        with contextlib.suppress(ImportError):  # outside Ray (tests): no node id
             import ray
 
-            self.node_id = ray.get_runtime_context().get_node_id()
+            # Asked only inside Ray: elsewhere the question itself would start or join a cluster.
+            if ray.is_initialized():
+                self.node_id = ray.get_runtime_context().get_node_id()
 
     def info(self) -> dict[str, Any]:
         """Where this worker runs, and what referee it runs."""
@@ -256,9 +258,12 @@ class MatchWorker:
     def _unpack(self, b: BotLaunch, bundle: Any, folder: str) -> None:
         if self.unpacked.get(b.name) == b.sha256 or bundle is None:
             return
-        import ray
+        if isinstance(bundle, bytes):
+            data = bundle
+        else:  # an object reference: the tar comes from Ray's object store, once per worker
+            import ray
 
-        data: bytes = ray.get(bundle) if isinstance(bundle, ray.ObjectRef) else bundle
+            data = ray.get(bundle)
         dest = self.root / "t"
         dest.mkdir(mode=0o755, exist_ok=True)
         rel = _relative_to_folder(b.files, Path(folder))

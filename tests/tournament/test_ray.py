@@ -87,7 +87,12 @@ def two_nodes() -> Iterator[TwoNodes]:
     try:
         yield nodes
     finally:
-        nodes.cluster.shutdown()
+        try:
+            nodes.cluster.shutdown()
+        finally:  # whatever went wrong above, no process of the cluster outlives the tests
+            for node in [*nodes.cluster.worker_nodes, nodes.cluster.head_node]:
+                if node is not None:
+                    node.kill_all_processes(check_alive=False, allow_graceful=False, wait=True)
 
 
 def match_workers() -> list[int]:
@@ -295,6 +300,10 @@ def test_a_bot_folder_travels_as_a_tar_and_runs_from_the_workers_copy(folder_bot
     finally:
         worker.close()
     assert not worker.root.exists()
+    if ray_available():  # a worker outside Ray neither starts nor joins a cluster
+        import ray
+
+        assert not ray.is_initialized()
     r = played.result
     assert r.ok and not r.infra and r.start_failures == {}, r
     assert sorted(r.started) == ["greedy", "plain"]
