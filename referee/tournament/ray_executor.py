@@ -562,6 +562,8 @@ class RayExecutor:
         #: Nodes where a match failed: its next try goes elsewhere when it can.
         failed_on: dict[str, set[str]] = {}
         me = referee_digest()
+        #: Workers that failed to start since one last started: past a few, the cluster cannot.
+        start_failures = 0
 
         def give(w: _Worker, t: MatchTask) -> None:
             todo.remove(t)
@@ -613,10 +615,17 @@ class RayExecutor:
                     try:
                         w.info = ray.get(ref)
                     except ray.exceptions.RayError as e:
-                        self._say(f"a Ray worker could not start ({_first_line(e)}); starting another")
+                        start_failures += 1
                         self._kill(ray, w)
+                        if start_failures >= MAX_ATTEMPTS * len(workers):
+                            raise RunError(
+                                f"Ray workers cannot start on the cluster at {self.address} ({_first_line(e)}): is "
+                                "this package installed, in the same version, on every node?"
+                            ) from None
+                        self._say(f"a Ray worker could not start ({_first_line(e)}); starting another")
                         workers[i] = spawn()
                         continue
+                    start_failures = 0
                     if w.info.get("referee") != me:
                         raise RunError(
                             f"Ray node {w.where} runs another version of the referee than this machine: "

@@ -365,3 +365,111 @@ def test_a_cluster_that_does_not_answer_is_said_at_once(base_tournament: Path, t
     fails("tournament", "run", folder, "--ray", "127.0.0.1:1", code=1,
           message="cannot reach the Ray cluster at 127.0.0.1:1: Connection refused")  # fmt: skip
     assert done_count(folder) == 0
+
+
+# ---------------------------------------------------------------- the dispatch loop, with a fake Ray
+#
+# What the executor decides (where a retry goes, when it gives up) without a cluster: a
+# stand-in for the few calls of Ray it makes, each answer scripted.
+
+
+class FakeRayError(Exception):
+    pass
+
+
+class _Ref:
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+
+class _Method:
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def remote(self, *args: Any) -> _Ref:
+        return _Ref(self.fn(*args))
+
+
+class FakeActor:
+    def __init__(self, node: str, *, starts: bool = True, dies_on: str = "") -> None:
+        self.node, self.dies_on, self.killed, self.played = node, dies_on, False, []
+        info = {"node_id": node, "host": f"host-{node}", "referee": ray_executor.referee_digest()}
+        self.info = _Method(lambda: info if starts else FakeRayError("the actor died in its constructor"))
+        self.play = _Method(self._play)
+
+    def _play(self, task: Any, folder: str, bundles: dict[str, Any]) -> Any:
+        from referee.tournament.runner import TaskResult
+
+        self.played.append(task.match.key)
+        if task.match.key == self.dies_on:
+            return FakeRayError("The actor died unexpectedly before finishing this task.")
+        r = TaskResult(task.match.key, True, {"placings": [1, 2]}, has_log=False)
+        return ray_executor.Played(r, "", {}, self.node, f"host-{self.node}")
+
+
+class FakeRay:
+    class exceptions:  # as Ray names it
+        RayError = FakeRayError
+
+    @staticmethod
+    def wait(refs: list[_Ref], num_returns: int, timeout: float) -> tuple[list[_Ref], list[_Ref]]:
+        return refs[:1], refs[1:]
+
+    @staticmethod
+    def get(ref: _Ref) -> Any:
+        if isinstance(ref.answer, Exception):
+            raise ref.answer
+        return ref.answer
+
+    @staticmethod
+    def kill(actor: FakeActor, no_restart: bool) -> None:
+        actor.killed = True
+
+
+def _fake_tasks(n: int, tmp_path: Path) -> list[Any]:
+    from referee.tournament.runner import MatchTask
+    from referee.tournament.schedule import ScheduledMatch
+    from referee.tournament.settings import TournamentSettings
+
+    settings = TournamentSettings().to_dict()
+    return [
+        MatchTask(ScheduledMatch(f"a+b/d{i:03d}/r0", ("a", "b"), i, 0, ("a", "b"), i), str(tmp_path / f"{i}.jsonl"), (), settings)
+        for i in range(n)
+    ]
+
+
+def _run_fake(actors: list[FakeActor], tasks: list[Any]) -> list[Any]:
+    from referee.tournament.ray_executor import RayExecutor, _Worker
+
+    pool = iter(actors)
+
+    def spawn() -> _Worker:
+        actor = next(pool)
+        return _Worker(actor, actor.info.remote(), time.monotonic())
+
+    executor = RayExecutor.__new__(RayExecutor)
+    executor.address, executor.match_limit_s, executor.on_message, executor.nodes = "fake", None, None, {}
+    workers = [spawn(), spawn()]
+    return list(executor._loop(FakeRay(), workers, spawn, tasks, None, "/nowhere", {}))
+
+
+def test_a_match_lost_with_its_worker_is_played_again_on_another_node(tmp_path: Path) -> None:
+    tasks = _fake_tasks(4, tmp_path)
+    lost = tasks[0].match.key
+    a, b, a2 = FakeActor("A", dies_on=lost), FakeActor("B"), FakeActor("A")
+    results = _run_fake([a, b, a2], tasks)
+    assert [(r.key, r.ok, r.retrying) for r in results if r.key == lost] == [(lost, False, True), (lost, True, False)]
+    assert "the Ray worker on host-A (node A) died (FakeRayError: The actor died unexpectedly" in results[0].error
+    assert results[0].infra
+    assert a.killed and a.played == [lost]  # the dead worker is replaced (a2) ...
+    assert lost in b.played and lost not in a2.played  # ... and the match goes to the other node
+    assert sorted(r.key for r in results if r.ok) == sorted(t.match.key for t in tasks)
+    assert all(r.result["node"]["id"] in ("A", "B") for r in results if r.ok)
+
+
+def test_workers_that_cannot_start_anywhere_stop_the_run_saying_why(tmp_path: Path) -> None:
+    from referee.tournament.runner import MAX_ATTEMPTS, RunError
+
+    actors = [FakeActor(str(i), starts=False) for i in range(2 * MAX_ATTEMPTS + 2)]
+    with pytest.raises(RunError, match=r"Ray workers cannot start on the cluster at fake .*died in its constructor"):
+        _run_fake(actors, _fake_tasks(2, tmp_path))
