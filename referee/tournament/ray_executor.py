@@ -375,6 +375,17 @@ def verify_log(path: str, task: MatchTask, r: TaskResult) -> str:
     return ""
 
 
+def with_values(task: MatchTask) -> MatchTask:
+    """``task`` with each variable the organiser passes to bots by name alone (``bot_env =
+    ["NAME"]``) given its value here, as a local run gives it: not the node's value."""
+    sb = task.sandbox
+    if sb is None or all("=" in entry for entry in sb.env):
+        return task
+    # One unset here is not passed at all, as in a local run.
+    env = tuple(e if "=" in e else f"{e}={os.environ[e]}" for e in sb.env if "=" in e or e in os.environ)
+    return dataclasses.replace(task, sandbox=dataclasses.replace(sb, env=env))
+
+
 def _write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     # As a local worker's log is written: flushed, not synced (the commit that follows is).
@@ -567,7 +578,7 @@ class RayExecutor:
 
         def give(w: _Worker, t: MatchTask) -> None:
             todo.remove(t)
-            t = prepare(t) if prepare is not None else t
+            t = with_values(prepare(t) if prepare is not None else t)
             w.task = t
             w.deadline = time.monotonic() + startup_limit_s() + (self.match_limit_s or match_limit_s(TournamentSettings.from_dict(t.settings)))
             attempts[t.match.key] = attempts.get(t.match.key, 0) + 1

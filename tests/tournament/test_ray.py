@@ -473,3 +473,15 @@ def test_workers_that_cannot_start_anywhere_stop_the_run_saying_why(tmp_path: Pa
     actors = [FakeActor(str(i), starts=False) for i in range(2 * MAX_ATTEMPTS + 2)]
     with pytest.raises(RunError, match=r"Ray workers cannot start on the cluster at fake .*died in its constructor"):
         _run_fake(actors, _fake_tasks(2, tmp_path))
+
+
+def test_variables_passed_by_name_take_the_organisers_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.bots.sandbox import SandboxConfig
+
+    monkeypatch.setenv("THIRTYONE_TEST_KEY", "organiser's")
+    monkeypatch.delenv("THIRTYONE_TEST_UNSET", raising=False)
+    task = dataclasses.replace(
+        _fake_tasks(1, tmp_path)[0], sandbox=SandboxConfig(env=("THIRTYONE_TEST_KEY", "A=1", "THIRTYONE_TEST_UNSET"))
+    )
+    got = ray_executor.with_values(task).sandbox
+    assert got is not None and got.env == ("THIRTYONE_TEST_KEY=organiser's", "A=1")
