@@ -285,6 +285,12 @@ class MatchWorker:
         for b in task.bots:
             if b.name in task.absent or b.name in self.handles:
                 continue
+            if b.kind not in ("sample", "address") and b.cwd and not os.path.isdir(b.cwd):
+                raise NodeUnfitError(
+                    f"bot {b.name!r} runs in {b.cwd}, which does not exist on Ray node {self.where()}: a bot "
+                    "submitted without --dir runs in the folder it was submitted from, which must then exist on "
+                    "every node (with --dir its files travel with the run)"
+                )
             program = program_of(b)
             if program is not None and shutil.which(program) is None:
                 raise NodeUnfitError(
@@ -300,6 +306,8 @@ class MatchWorker:
         logs = self.root / "logs"
         logs.mkdir(mode=0o700, exist_ok=True)
         (self.root / "run").mkdir(mode=0o700, exist_ok=True)
+        # Where the tournament's folder stands for it here (a sample bot's working folder).
+        (self.root / "t").mkdir(mode=0o755, exist_ok=True)
         log_path = logs / log_name(key)
         out_dir = logs / (log_name(key).removesuffix(".jsonl") + ".output")
         try:

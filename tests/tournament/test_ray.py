@@ -485,3 +485,27 @@ def test_variables_passed_by_name_take_the_organisers_values(tmp_path: Path, mon
     )
     got = ray_executor.with_values(task).sandbox
     assert got is not None and got.env == ("THIRTYONE_TEST_KEY=organiser's", "A=1")
+
+
+def test_unsandboxed_sample_bots_and_a_missing_folder_on_the_node(tmp_path: Path) -> None:
+    from referee.tournament.settings import TournamentSettings
+
+    from .conftest import make_tournament
+
+    folder = make_tournament(tmp_path / "t", TournamentSettings(table_size=2, games=1, seed=3, sandbox="off"), ["random", "greedy"])
+    task = _first_task(folder)
+    worker = MatchWorker()
+    try:
+        played = worker.play(task, str(folder.resolve()), {})
+    finally:
+        worker.close()
+    assert played.result.ok and played.result.start_failures == {}, played.result
+    # A command submitted without --dir runs where it was submitted: a node without that folder is unfit.
+    elsewhere = tuple(dataclasses.replace(b, kind="command", cwd=str(tmp_path / "gone")) if b.name == "random" else b
+                      for b in task.bots)  # fmt: skip
+    worker = MatchWorker()
+    try:
+        unfit = worker.play(dataclasses.replace(task, bots=elsewhere), str(folder.resolve()), {}).result
+    finally:
+        worker.close()
+    assert unfit.infra and not unfit.ok and f"runs in {tmp_path / 'gone'}, which does not exist on Ray node" in unfit.error
