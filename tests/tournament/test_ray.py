@@ -344,13 +344,12 @@ def test_a_runtime_missing_on_the_node_is_the_infrastructures_failure_naming_nod
 ) -> None:
     folder = copy_tournament(folder_bot_tournament, tmp_path / "t")
     task = _first_task(folder)
-    bots = tuple(
-        dataclasses.replace(b, spec="plain=nosuch-runtime-31 bot.js", files="", sha256="") if b.name == "plain" else b
-        for b in task.bots
-    )
+    plain = next(b for b in task.bots if b.name == "plain")
+    bundles = {"plain": pack_bot(plain, folder.resolve())}  # its files travel; its program is missing
+    bots = tuple(dataclasses.replace(b, spec="plain=nosuch-runtime-31 bot.js") if b is plain else b for b in task.bots)
     worker = MatchWorker()
     try:
-        played = worker.play(dataclasses.replace(task, bots=bots), str(folder.resolve()), {})
+        played = worker.play(dataclasses.replace(task, bots=bots), str(folder.resolve()), bundles)
     finally:
         worker.close()
     r = played.result
