@@ -1,11 +1,13 @@
 """Game-model benchmark: how fast the pure state machine plays whole matches.
 
-Run ``python benchmarks/bench_game.py [--seconds S]`` (S CPU-seconds per cell, default 1).
-For 2, 4 and 6 players and two policies it plays seeded matches under the chosen preset
+Run ``python benchmarks/bench_game.py [--seconds S] [--preset NAME ...]`` (S CPU-seconds per
+cell, default 1; presets default to ``standard``, ``cadillac`` and ``bicycle``).
+For 2, 4 and 6 players and two policies it plays seeded matches under each chosen preset
 with ``record=False`` on the fast, unchecked path (``Match.apply_unchecked``; both policies
 only pick legal actions) and prints, per CPU-second (``time.process_time``):
 
-- turns: one player's turn, whether a knock, a draw and discard, or a pass;
+- turns: one player's turn, whether a knock, a draw and discard, a pass or a swap (the
+  dealer's option is no turn, docs/rules.md, "Variants");
 - decisions: calls into the model (a draw and its discard are two);
 - matches, and the mean number of turns per round (a natural 31 is a round of 0 turns).
 
@@ -14,7 +16,9 @@ Policies:
 - ``random``: uniform over the legal actions (``acts[int(rnd() * len(acts))]``);
 - ``greedy``: knock once the hand is worth ``--threshold`` (22); take the discard if it
   raises the hand's value, else draw from the stock; discard the card that keeps the best
-  value (``referee.game.values.best_discard``).
+  value (``referee.game.values.best_discard``). In the widow game (``bicycle``): knock at the
+  threshold, else make the widow swap that leaves the best hand. The dealer keeps the hand
+  at the dealer's option and nobody takes the dummy.
 
 The policies are kept cheap so that the figures measure the model, not the bots.
 ``main(argv)`` is importable; ``bench_cell`` measures one cell.
@@ -44,6 +48,7 @@ from referee.game import (
     Pile,
     Rules,
     best_discard,
+    swap_widow,
     value_table,
 )
 
@@ -53,6 +58,8 @@ Policy = Callable[[Match], Action]
 PolicyFactory = Callable[[int, Rules], Policy]
 
 PLAYERS = (2, 4, 6)
+#: The plain game, and the two presets of the variants (docs/rules.md, "Variants").
+PRESETS_BENCHED = ("standard", "cadillac", "bicycle")
 DEFAULT_THRESHOLD = 22.0
 
 
@@ -73,16 +80,26 @@ def greedy_factory(threshold: float = DEFAULT_THRESHOLD) -> PolicyFactory:
     def make(seed: int, rules: Rules) -> Policy:
         table = value_table(rules)
 
+        widow_game = rules.draw == "widow"
+
         def act(m: Match) -> Action:
             hand = m.hands[m.current]
             if m.phase is Phase.DISCARD:
                 forbidden = m.drawn if m.drawn_from is Pile.DISCARD else None
                 return DISCARDS[best_discard(hand, rules, forbidden)[0]]
+            if m.phase is Phase.DEALER_OPTION:
+                return PASS
             acts = m.legal_actions()
             a, b, c = hand
-            value = table[(1 << a) | (1 << b) | (1 << c)]
+            full = (1 << a) | (1 << b) | (1 << c)
+            value = table[full]
             if value >= threshold and KNOCK in acts:
                 return KNOCK
+            if widow_game:
+                best = max(
+                    ((table[full ^ (1 << h) | (1 << w)], h, w) for h in hand for w in m.widow),
+                )
+                return swap_widow(best[1], best[2])
             if m.pile and DRAW_DISCARD in acts:
                 top = m.pile[-1]
                 if best_discard([*hand, top], rules, top)[1] > value:
@@ -205,7 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--seconds", type=float, default=1.0, help="CPU seconds per cell (default 1)")
-    p.add_argument("--preset", default="standard", help="rules preset (default standard)")
+    p.add_argument(
+        "--preset",
+        nargs="+",
+        default=list(PRESETS_BENCHED),
+        help=f"rules presets (default {' '.join(PRESETS_BENCHED)})",
+    )
     p.add_argument(
         "--threshold",
         type=float,
@@ -216,19 +238,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--players", type=int, nargs="*", default=list(PLAYERS), help="table sizes (default 2 4 6)"
     )
     args = p.parse_args(argv)
-    rules = Rules.preset(args.preset)
     policies: list[tuple[str, PolicyFactory]] = [
         ("random", random_policy),
         (f"greedy@{args.threshold:g}", greedy_factory(args.threshold)),
     ]
-    value_table(rules)  # build the value table outside the timings
-    results = [
-        bench_cell(n, name, factory, rules, args.seconds)
-        for n in args.players
-        for name, factory in policies
-    ]
-    print(f"game model, preset {rules.describe()}, {args.seconds:g} CPU-s per cell, record=False")
-    print(format_table(results))
+    for i, preset in enumerate(args.preset):
+        rules = Rules.preset(preset)
+        value_table(rules)  # build the value table outside the timings
+        results = [
+            bench_cell(n, name, factory, rules, args.seconds)
+            for n in args.players
+            for name, factory in policies
+        ]
+        if i:
+            print()
+        print(f"game model, preset {rules.describe()}, {args.seconds:g} CPU-s per cell, record=False")
+        print(format_table(results))
     return 0
 
 

@@ -52,6 +52,7 @@ from referee.game import (
     RestockRecord,
     RoundResult,
 )
+from referee.text import plural
 
 #: The log format version this module writes and reads (LogHeader.schema_version).
 SCHEMA_VERSION = 1
@@ -735,7 +736,7 @@ class _Walker:
         if f.winner != m.winner:
             self._diverge(at, f"winner {_seat_or_none(f.winner)} in the log; the game model gives {_seat_or_none(m.winner)}")
         if f.rounds != m.round_no:
-            self._diverge(at, f"{f.rounds} rounds in the log; the game model played {m.round_no}")
+            self._diverge(at, f"{plural(f.rounds, 'round')} in the log; the game model played {m.round_no}")
         self._check_stats(at, f.stats)
         self.watcher.finished(at, f, m)
 
@@ -744,14 +745,14 @@ class _Walker:
         them (a fault's waiting time counts but is not logged, so only without faults are
         the sums exact)."""
         if len(stats) != self.n:
-            self._diverge(at, f"statistics for {len(stats)} seats; the match has {self.n}")
+            self._diverge(at, f"statistics for {plural(len(stats), 'seat')}; the match has {self.n}")
         for i, s in enumerate(stats):
             if s.seat != i:
                 self._diverge(at, f"seats[{i}].seat is {s.seat}; statistics are listed in seat order")
             if s.decisions != self.decisions[i]:
-                self._diverge(at, f"seat {i} made {s.decisions} decisions in the log's footer; its events show {self.decisions[i]}")
+                self._diverge(at, f"seat {i} made {plural(s.decisions, 'decision')} in the log's footer; its events show {self.decisions[i]}")
             if s.faults != self.faults[i]:
-                self._diverge(at, f"seat {i} has {s.faults} faults in the log's footer; its events show {self.faults[i]}")
+                self._diverge(at, f"seat {i} has {plural(s.faults, 'fault')} in the log's footer; its events show {self.faults[i]}")
             # Exact without faults, unless a latency hit the log's 32-bit ceiling (71 minutes).
             exact = self.faults[i] == 0 and self.latency_max[i] < 2**32 - 1
             if s.total_latency_us < self.latency_sum[i] or (exact and s.total_latency_us != self.latency_sum[i]):

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hmac
 import os
 import secrets
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -62,6 +62,7 @@ from referee.game import (
     Rules,
 )
 from referee.log import SCHEMA_VERSION, LogWriter
+from referee.text import plural
 from referee.timecontrol import TimeControl
 
 #: Faults after which a seat forfeits under the lenient policy.
@@ -199,9 +200,19 @@ def new_seed() -> int:
     return secrets.randbits(63)
 
 
-def new_match_id() -> str:
-    """A match id that sorts by time: ``20250101-120000-3f9a2c``."""
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+def seeded_match_id(seed: int) -> str:
+    """The match id of a match played from ``seed``: 16 hex digits, the same for the same seed.
+
+    Bots see the match id (``MatchStart.match_id``) and may seed their own randomness from it,
+    as the ``random`` sample bot does; an id that follows from the seed makes the same seed
+    replay the same match, bots' choices included. It is a one-way function of the seed
+    (HMAC-SHA256 keyed with it), so it tells a bot nothing about the deck that its own cards do
+    not: a seed drawn at random (the default, 63 bits) cannot be recovered from it, and a seed
+    from a small range could be found from the dealt hand whatever the id says.
+    """
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"a match seed is a whole number from 0 to 2**64-1, got {seed}")
+    return hmac.digest(seed.to_bytes(8, "big"), b"thirtyone match id", "sha256")[:8].hex()
 
 
 def default_action(m: Match) -> Action:
@@ -456,7 +467,7 @@ class _Referee:
             return f"{fault.kind}: {fault.message}"
         if self.policy == "strict":
             return f"first fault under the strict policy: {fault.kind}"
-        return f"{len(self.faults[seat])} strikes: " + ", ".join(f.kind for f in self.faults[seat])
+        return f"{plural(len(self.faults[seat]), 'strike')}: " + ", ".join(f.kind for f in self.faults[seat])
 
     async def _close(self, reason: wire.MatchEndReasonName, finish_timeout_s: float | None = None) -> None:
         """Write the footer and tell every bot the match is over (best effort when aborting)."""
@@ -499,13 +510,14 @@ async def play_match(
     """Play one match between ``players`` (seat ``i`` is ``players[i]``, bots already started).
 
     The same player may take several seats, and a player may play any number of matches
-    (one Play stream per seat and match). Writes the log to ``log_path`` if given;
+    (one Play stream per seat and match). The match id defaults to :func:`seeded_match_id`,
+    so the same seed and bots play the same match. Writes the log to ``log_path`` if given;
     ``on_round`` is called after each round. Bot faults never raise: they are recorded in
     the outcome and the log. Cancelling the task (Ctrl-C) closes the log with an ABORTED
     footer and tells the bots, then re-raises.
     """
     config = config or MatchConfig()
-    match_id = match_id or new_match_id()
+    match_id = match_id or seeded_match_id(seed)
     started = time.monotonic()
     writer = LogWriter(log_path) if log_path is not None else None
     try:

@@ -732,7 +732,8 @@ def deal_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord:
                 dealer=rec.dealer,
                 deck=[c.text for c in rec.deck],
                 hands=[log_pb2.Hand(seat=s, cards=[c.text for c in h]) for s, h in enumerate(rec.hands) if h],
-                upcard=rec.upcard.text,
+                # The widow game has no up-card (docs/rules.md, "Variants"); its log form is to come.
+                upcard=rec.upcard.text if rec.upcard is not None else "",
             ),
         )
     )

@@ -272,6 +272,8 @@ def _dead_hand_cards(obs: Observation) -> int:
     """How many cards the hands forfeited this round took out of play.
 
     A seat forfeiting between its draw and its discard drops four cards, otherwise three.
+    Another seat's forfeit may come between the draw and the forfeit: only the last event
+    that is not a forfeit tells whether a turn was half done.
     """
     total = 0
     prev = None
@@ -282,7 +284,8 @@ def _dead_hand_cards(obs: Observation) -> int:
                 EventKind.DRAW_DISCARD,
             )
             total += 4 if mid_turn else 3
-        prev = ev
+        else:
+            prev = ev
     return total
 
 

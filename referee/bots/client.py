@@ -277,6 +277,65 @@ class SeatStream:
             pass  # a bot that will not hang up is hung up on
         self.abort()
 
+    # The two methods below judge what :meth:`start` and :meth:`finish` take on trust: a match
+    # does not need to know, but a compliance check (referee.bots.compliance) does.
+
+    async def settle(self, wait_s: float) -> BotFault | None:
+        """Wait ``wait_s`` after :meth:`start`: the bot must send nothing and keep the stream open.
+
+        Returns the fault if it sent a message (which is then dropped) or ended or broke the
+        stream, else None.
+        """
+        if self.broken is not None:
+            return self.broken
+        try:
+            async with asyncio.timeout(wait_s):
+                kind, payload, _ = await self._next()
+        except TimeoutError:
+            return None
+        if kind == self._MESSAGE:
+            assert isinstance(payload, bot_pb2.PlayResponse)
+            return MalformedFault(
+                f"the bot sent a PlayResponse (decision_id {payload.decision_id}) when no decision was asked"
+            )
+        return await self._stream_fault(kind, payload)
+
+    async def end(self, request: bot_pb2.PlayRequest, timeout_s: float = FINISH_TIMEOUT_S) -> BotFault | None:
+        """Send ``match_end``, half-close, and wait up to ``timeout_s`` for the bot to end the
+        call with OK; the fault if it did not (None: a clean end). The stream is dropped after.
+
+        Late answers to decisions given up on are not held against the bot; any other message
+        is (the bot must send nothing after match end).
+        """
+        if self.broken is not None:
+            return self.broken
+        call = self._call
+        assert call is not None, "start() the stream first"
+        fault: BotFault | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                # A write fails only once the call has ended; the reader's report says how.
+                with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    await call.write(request)
+                    await call.done_writing()
+                while True:
+                    kind, payload, _ = await self._next()
+                    if kind == self._END:
+                        break
+                    if kind == self._ERROR:
+                        fault = await self._stream_fault(kind, payload)
+                        break
+                    assert isinstance(payload, bot_pb2.PlayResponse)
+                    if payload.decision_id in self._abandoned:
+                        self._abandoned.discard(payload.decision_id)
+                        continue
+                    fault = MalformedFault(f"the bot sent a PlayResponse (decision_id {payload.decision_id}) after match end")
+                    break
+        except TimeoutError:
+            fault = TimeoutFault(f"the bot did not end its Play stream within {timeout_s * 1000:.0f} ms of match end")
+        self.abort()
+        return fault
+
     def abort(self) -> None:
         """Drop the stream at once (cancels the call)."""
         if self._linger is not None:
@@ -463,9 +522,14 @@ def _unreachable(address: str, details: str) -> str:
     return f"is not reachable: {why}; is the bot running and listening there?"
 
 
-async def _wait_serving(
+async def wait_serving(
     spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float
 ) -> None:
+    """Wait until the bot's health service says SERVING for either name in :data:`HEALTH_SERVICES`.
+
+    Raises :class:`BotStartError` (naming the bot, with its exit code and last output) if the
+    process exits first, the health service is missing, or ``timeout_s`` passes.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     stub = health_pb2_grpc.HealthStub(channel)
@@ -524,9 +588,14 @@ async def _wait_serving(
             await asyncio.sleep(0.02)
 
 
-async def _identify(
+async def identify(
     spec: BotSpec, stub: bot_pb2_grpc.BotServiceAsyncStub, process: BotProcess | None, timeout_s: float
 ) -> wire.BotIdentity:
+    """Ask GetIdentity and check the answer as the referee does before any match.
+
+    Raises :class:`BotStartError` if the call fails and :class:`BotIdentityError` for an
+    unusable identity (no name, control characters, another protocol version).
+    """
     try:
         reply = await stub.GetIdentity(wire.identity_request(), timeout=timeout_s)
     except grpc.aio.AioRpcError as e:
@@ -577,8 +646,8 @@ async def start_bot(
     deadline = loop.time() + startup_timeout_s
     channel = grpc.aio.insecure_channel(address, options=list(CHANNEL_OPTIONS))
     try:
-        await _wait_serving(spec, channel, process, startup_timeout_s)
-        identity = await _identify(
+        await wait_serving(spec, channel, process, startup_timeout_s)
+        identity = await identify(
             spec, bot_pb2_grpc.BotServiceStub(channel), process, max(1.0, deadline - loop.time())
         )
     except BaseException:

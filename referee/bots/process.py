@@ -180,6 +180,28 @@ class _TailProtocol(asyncio.Protocol):
             self.closed.set_result(None)
 
 
+def _children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (Linux /proc; empty elsewhere)."""
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The parent's pid follows the state, after the command name (which may hold spaces).
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            found.append(int(entry))
+    return found
+
+
 def describe_exit(code: int) -> str:
     """``exited with code 3`` or ``was killed by SIGKILL``."""
     if code < 0:
@@ -291,8 +313,14 @@ class LocalBotProcess:
         self._stopped = True
         try:
             loop = asyncio.get_running_loop()
-            self._signal_group(signal.SIGTERM)
             deadline = loop.time() + grace_s
+            # The contract promises a bot SIGTERM and a grace before SIGKILL. Sandboxed, the
+            # group's SIGTERM would reach only bubblewrap, whose death SIGKILLs the bot at
+            # once; so the bot is told first, inside the sandbox, and given the grace.
+            if self.sandbox is not None and self._proc.poll() is None and self._terminate_inside():
+                while self._proc.poll() is None and loop.time() < deadline:
+                    await asyncio.sleep(0.01)
+            self._signal_group(signal.SIGTERM)
             # poll() reaps the leader once it exits; the group lives on while any member does.
             while (self._proc.poll() is None or self._group_alive()) and loop.time() < deadline:
                 await asyncio.sleep(0.01)
@@ -312,6 +340,36 @@ class LocalBotProcess:
             if self._transport is not None:
                 self._transport.close()
             shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+    def terminate_bot(self) -> bool:
+        """Send SIGTERM to the bot's own process group, as :meth:`stop` does first; True if sent.
+
+        Unsandboxed, that is the group the referee started. Sandboxed, :meth:`stop`'s SIGTERM
+        reaches only bubblewrap, which dies of it, and the kernel then SIGKILLs everything in
+        the sandbox: the bot never sees a SIGTERM. So this signals the group of the sandbox's
+        first process (bubblewrap's init, whose child is the bot) instead; that init ignores
+        it, as a PID namespace's init ignores signals it has no handler for, and the bot gets
+        it. A check can then tell how the bot itself reacts (:mod:`referee.bots.compliance`);
+        the sandbox ends with the bot and reports the bot's exit status (128 + N when a
+        signal N killed it).
+        """
+        if self._stopped or self._proc.poll() is not None:
+            return False
+        return self._terminate_inside()
+
+    def _terminate_inside(self) -> bool:
+        """SIGTERM the bot's own group (inside its sandbox, if any); True if it was sent."""
+        group = self._pgid
+        if self.sandbox is not None:
+            inner = _children(self._proc.pid)
+            if len(inner) != 1:
+                return False
+            group = inner[0]
+        try:
+            os.killpg(group, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     def kill_now(self) -> None:
         """SIGKILL the bot's group at once, without waiting (for emergencies and atexit)."""

@@ -151,7 +151,8 @@ def scaffold(name: str, directory: Path) -> tuple[Path, Path]:
 def new(
     name: Annotated[str, typer.Argument(help="The bot's name, a Python identifier such as my_bot.")],
     directory: Annotated[
-        Path, typer.Option("--dir", "-d", help="Where to write the files (created if missing).")
+        Path,
+        typer.Option("--dir", "-d", help="Where to write the files (created if missing).", show_default="the current folder"),
     ] = Path("."),
 ) -> None:
     """Scaffold NAME.py (a bot that runs as written) and test_NAME.py (a local test of it)."""

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from referee.cli import (
     bot,  # noqa: F401  (thirtyone bot ...)
+    check,  # noqa: F401  (thirtyone check-bot)
     doctor,  # noqa: F401  (thirtyone doctor)
     match,  # noqa: F401  (thirtyone match)
     replay,  # noqa: F401  (thirtyone replay)
+    serve,  # noqa: F401  (thirtyone serve: the web viewer)
+    sprt,  # noqa: F401  (thirtyone sprt)
     tournament,  # noqa: F401  (thirtyone tournament, submit, bots, withdraw, standings, demo)
 )

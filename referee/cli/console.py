@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
+import os
 from typing import NoReturn
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
-out = Console()
-err = Console(stderr=True)
+#: The width output gets when it goes to a pipe or a file and COLUMNS does not say otherwise.
+PIPE_WIDTH = 240
+
+
+class _Console(Console):
+    """A console that, writing to a pipe or a file, is :data:`PIPE_WIDTH` wide.
+
+    Rich would assume 80 columns there (or the width of a terminal the process happens to have
+    on another stream), and squeeze table headers into ``decisi…``; a reader of piped output,
+    person or program, wants the whole words. COLUMNS, when set, still decides.
+    """
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """The console's size: as rich decides on a terminal, wide on a pipe or a file."""
+        size = super().size
+        if self._width is None and not self.is_terminal and "COLUMNS" not in os.environ:
+            return ConsoleDimensions(PIPE_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+out = _Console()
+err = _Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

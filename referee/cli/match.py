@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -31,6 +32,7 @@ from referee.cli.options import (
     ProcessesOpt,
     SandboxOpt,
     bot_limits,
+    check_numbers,
     load_rules,
 )
 from referee.faults import BotError
@@ -39,13 +41,13 @@ from referee.match import (
     DEFAULT_MAX_STRIKES,
     MatchConfig,
     MatchOutcome,
-    new_match_id,
     new_seed,
     run_match_async,
+    seeded_match_id,
 )
+from referee.text import plural
 from referee.timecontrol import TimeControl
 
-_MAX_SEED = 2**64 - 1
 _DEFAULT_TC = TimeControl()
 _DEFAULT_LIMITS = BotLimits()
 
@@ -56,14 +58,48 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 def _log_path(log: Path | None, match_id: str) -> Path:
     """The log file: ``--log`` (a directory gets the default name), else the current
-    directory, else the temporary directory if the current one is not writable."""
-    name = f"thirtyone-match-{match_id}.jsonl"
+    directory, else the temporary directory if the current one is not writable.
+
+    The default name never overwrites an earlier log: the same seed gives the same match id,
+    so playing a match again gets ``thirtyone-match-ID-2.jsonl`` beside the first one.
+    """
     if log is None:
         here = Path.cwd()
-        return here / name if os.access(here, os.W_OK) else Path(tempfile.gettempdir()) / name
-    if log.is_dir() or str(log).endswith(os.sep):
-        return log / name
-    return log
+        folder = here if os.access(here, os.W_OK) else Path(tempfile.gettempdir())
+    elif log.is_dir() or str(log).endswith(os.sep):
+        folder = log
+    else:
+        return log
+    path = folder / f"thirtyone-match-{match_id}.jsonl"
+    n = 2
+    while path.exists():
+        path = folder / f"thirtyone-match-{match_id}-{n}.jsonl"
+        n += 1
+    return path
+
+
+def again_command(ctx: typer.Context, seed: int) -> str:
+    """The command that plays the ``thirtyone match`` of ``ctx`` again: the same bots and every
+    option given, with ``--seed`` (``--log`` left out, so that the first log is kept)."""
+    words = ["thirtyone", "match"]
+    for param in ctx.command.params:
+        name = param.name
+        if name is None or name in ("seed", "log"):
+            continue
+        # Only what was typed: defaults may change between versions, and the line stays short.
+        source = ctx.get_parameter_source(name)
+        if source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT"):
+            continue
+        value = ctx.params[name]
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        if param.param_type_name == "argument":
+            words += [str(v) for v in values]
+        elif isinstance(value, bool):
+            words += [param.opts[0]] if value else []
+        else:
+            for v in values:
+                words += [param.opts[0], str(v)]
+    return shlex.join([*words, "--seed", str(seed)])
 
 
 def _check_writable(path: Path) -> None:
@@ -77,6 +113,7 @@ def _check_writable(path: Path) -> None:
 
 @app.command("match")
 def match_command(
+    ctx: typer.Context,
     bots: Annotated[
         list[str],
         typer.Argument(
@@ -88,16 +125,34 @@ def match_command(
     ],
     preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
-    rules_file: Annotated[Path | None, typer.Option("--rules-file", help="Rules from a TOML file ([rules] table).")] = None,
-    seed: Annotated[int | None, typer.Option(help="Match seed (default: random, printed).")] = None,
-    log: Annotated[Path | None, typer.Option(help="Where to write the match log (default: ./thirtyone-match-ID.jsonl).")] = None,
-    budget_ms: Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms.")] = _DEFAULT_TC.budget_ms,
-    bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank per seat for the match, ms.")] = _DEFAULT_TC.bank_ms,
-    grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport delays, ms.")] = _DEFAULT_TC.grace_ms,
+    rules_file: Annotated[
+        Path | None,
+        typer.Option("--rules-file", help="Rules from a TOML file: its \\[rules] table (or options at the top level)."),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(help="Match seed, 0 to 2**64-1: the same seed and bots play the same match.", show_default="random, printed"),
+    ] = None,
+    log: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the match log (a folder gets the default name).", show_default="./thirtyone-match-ID.jsonl"),
+    ] = None,
+    budget_ms: Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms (1 to 3600000).")] = _DEFAULT_TC.budget_ms,
+    bank_ms: Annotated[
+        int, typer.Option("--bank-ms", help="Time bank per seat for the match, ms (0 to 3600000).")
+    ] = _DEFAULT_TC.bank_ms,
+    grace_ms: Annotated[
+        int, typer.Option("--grace-ms", help="Allowance for transport delays, ms (0 to 3600000).")
+    ] = _DEFAULT_TC.grace_ms,
     fault_policy: Annotated[str, typer.Option("--fault-policy", help="lenient or strict.")] = "lenient",
-    max_strikes: Annotated[int, typer.Option("--max-strikes", help="Faults that forfeit a seat (lenient).")] = DEFAULT_MAX_STRIKES,
+    max_strikes: Annotated[
+        int, typer.Option("--max-strikes", help="Faults that forfeit a seat under lenient (1 to 1000).")
+    ] = DEFAULT_MAX_STRIKES,
     startup_timeout: Annotated[float, typer.Option("--startup-timeout", help="Seconds a bot gets to start.")] = 10.0,
-    match_id: Annotated[str | None, typer.Option("--match-id", help="Identifier of the match (default: time-based).")] = None,
+    match_id: Annotated[
+        str | None,
+        typer.Option("--match-id", help="Identifier of the match, which the bots see.", show_default="derived from the seed"),
+    ] = None,
     sandbox: SandboxOpt = "auto",
     memory_mb: MemoryOpt = _DEFAULT_LIMITS.memory_mb,
     max_processes: ProcessesOpt = _DEFAULT_LIMITS.processes,
@@ -106,6 +161,17 @@ def match_command(
     """Play one match between bots and print the rounds, placings, faults and timings."""
     if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
         _fail(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} bots, got {len(bots)}")
+    check_numbers(
+        {
+            "--seed": seed,
+            "--budget-ms": budget_ms,
+            "--bank-ms": bank_ms,
+            "--grace-ms": grace_ms,
+            "--max-strikes": max_strikes,
+            "--memory-mb": memory_mb,
+            "--max-processes": max_processes,
+        }
+    )
     specs: list[BotSpec] = []
     for text in bots:
         try:
@@ -121,12 +187,12 @@ def match_command(
         config = MatchConfig(rules, tc, fault_policy, max_strikes)  # type: ignore[arg-type]  # checked inside
     except ValueError as e:
         _fail(str(e))
-    if seed is not None and not 0 <= seed <= _MAX_SEED:
-        _fail(f"--seed must be a whole number from 0 to 2**64-1, got {seed}")
-    if startup_timeout <= 0:
+    if not startup_timeout > 0:  # NaN too
         _fail(f"--startup-timeout must be positive, got {startup_timeout:g}")
     the_seed = new_seed() if seed is None else seed
-    the_id = match_id or new_match_id()
+    # Derived from the seed, so that the seed alone replays the match: bots that seed their
+    # own randomness from the match id (the random sample bot) play the same moves again.
+    the_id = match_id or seeded_match_id(the_seed)
     path = _log_path(log, the_id)
     try:  # before the log is touched: a refused match leaves no file behind
         limits = bot_limits(memory_mb, max_processes)
@@ -149,11 +215,12 @@ def match_command(
         return False
 
     err.print(
-        f"match [bold]{the_id}[/]: seed {the_seed}, {rules.describe()}, {tc.describe()}, "
-        f"faults {config.fault_policy}" + (f" ({config.max_strikes} strikes)" if config.fault_policy == "lenient" else ""),
+        f"match [bold]{escape(the_id)}[/]: seed {the_seed}, {rules.describe()}, {tc.describe()}, "
+        f"faults {config.fault_policy}"
+        + (f" ({plural(config.max_strikes, 'strike')})" if config.fault_policy == "lenient" else ""),
         highlight=False,
     )
-    err.print(f"log: {path}", highlight=False)
+    err.print(f"log: {path}", highlight=False, markup=False)
     status = err.status("starting bots...")
 
     def on_round(r: RoundResult) -> None:
@@ -191,7 +258,9 @@ def match_command(
             err.print(f"terminated; {where}", highlight=False)
             raise typer.Exit(143) from None
     out.print(render_outcome(outcome))
-    err.print(f"replay this match: --seed {the_seed}; log: {path}", highlight=False)
+    # Two lines: the command that plays the same match again, and the one that shows its log.
+    err.print(f"play the same match again: {again_command(ctx, the_seed)}", highlight=False, markup=False, soft_wrap=True)
+    err.print(f"see it turn by turn: thirtyone replay {shlex.quote(str(path))}", highlight=False, markup=False, soft_wrap=True)
 
 
 # ---------------------------------------------------------------- the summary
@@ -322,7 +391,7 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
     else:
         verdict = Text("No winner: the match was aborted")
     verdict.append(
-        f" · {len(outcome.rounds)} rounds · {outcome.decisions} decisions in {outcome.duration_s:.2f} s"
+        f" · {plural(len(outcome.rounds), 'round')} · {plural(outcome.decisions, 'decision')} in {outcome.duration_s:.2f} s"
         f" · seed {outcome.seed}"
     )
     parts.append(verdict)

@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 
 from referee.bots.sandbox import BotLimits
-from referee.game import Rules, RulesError
+from referee.cli.console import fail
+from referee.game import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError
 from referee.game.rules import parse_overrides, rules_from_mapping
 
 
@@ -35,6 +36,41 @@ def load_rules(preset: str | None, rule: Sequence[str], rules_file: Path | None)
     return rules.with_options(parse_overrides(rule)) if rule else rules
 
 
+# ---------------------------------------------------------------- numbers on the command line
+
+_SEED_MAX = 2**64 - 1
+_MS_MAX = 3_600_000
+
+#: What each numeric option accepts, checked before a command touches anything (no folder
+#: made, no bot started), so that a bad number is an error naming the option. The bounds are
+#: those of the settings the options feed (TimeControl, BotLimits, TournamentSettings).
+RANGES: dict[str, tuple[int, int | None]] = {
+    "--seed": (0, _SEED_MAX),
+    "--budget-ms": (1, _MS_MAX),
+    "--bank-ms": (0, _MS_MAX),
+    "--grace-ms": (0, _MS_MAX),
+    "--max-strikes": (1, 1000),
+    "--memory-mb": (64, 1 << 20),
+    "--max-processes": (8, 100_000),
+    "--table-size": (MIN_PLAYERS, MAX_PLAYERS),
+    "--games": (1, 100_000),
+    "--jobs": (1, None),
+}
+
+
+def check_numbers(values: dict[str, int | None]) -> None:
+    """Fail with an error naming the first option whose value is out of its :data:`RANGES`
+    (None: not given)."""
+    for option, value in values.items():
+        low, high = RANGES[option]
+        if value is None or (low <= value and (high is None or value <= high)):
+            continue
+        if high is None:
+            fail(f"{option} must be a whole number of at least {low}, got {value}")
+        shown = "2**64-1" if high == _SEED_MAX else str(high)
+        fail(f"{option} must be a whole number from {low} to {shown}, got {value}")
+
+
 # ---------------------------------------------------------------- the bots' sandbox
 
 SandboxOpt = Annotated[
@@ -44,8 +80,10 @@ SandboxOpt = Annotated[
         help="Run each bot in a bubblewrap sandbox: auto (where the machine can), on (or fail), off.",
     ),
 ]
-MemoryOpt = Annotated[int, typer.Option("--memory-mb", help="Memory a sandboxed bot may use, MiB.")]
-ProcessesOpt = Annotated[int, typer.Option("--max-processes", help="Processes and threads a sandboxed bot may run.")]
+MemoryOpt = Annotated[int, typer.Option("--memory-mb", help="Memory a sandboxed bot may use, MiB (64 to 1048576).")]
+ProcessesOpt = Annotated[
+    int, typer.Option("--max-processes", help="Processes and threads a sandboxed bot may run (8 to 100000).")
+]
 BotEnvOpt = Annotated[
     list[str] | None,
     typer.Option("--bot-env", help="Pass an environment variable to the bots: NAME (its value here) or NAME=VALUE (repeatable)."),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -29,7 +32,11 @@ from referee.replay.verify import (
     verify_log,
     verify_results,
 )
+from referee.text import plural
 from referee.tournament.store import StoreError
+
+#: The width of a replay written to a pipe or a file.
+REPLAY_PIPE_WIDTH = 80
 
 _VERDICT_STYLE = {
     Verdict.OK: "bold green",
@@ -55,7 +62,9 @@ def replay_command(
     match: Annotated[
         str | None,
         typer.Argument(
-            help="In a tournament folder: the match key (r1/t2/g1), its log's file name, or its match id.",
+            help="In a tournament folder: the match key, TABLE/dDEAL/rROTATION (e.g. greedy+random+threshold/d000/r1: "
+            "the table's bots in name order joined by +, the deal from d000, the seat rotation from r0; in rotation rN "
+            "seat 0 is the table's bot number N, counting from 0), its log's file name, or its match id.",
             show_default=False,
         ),
     ] = None,
@@ -72,9 +81,19 @@ def replay_command(
         typer.Option(
             "--verify",
             help="Re-play the log (or every log in the folder) through the game model and check every recorded "
-            "outcome. Exit 0 ok, 1 diverged, 2 unreadable, 3 incomplete (no footer).",
+            "outcome. Exit 0 ok, 1 diverged, 2 unreadable, 3 incomplete (no footer). A folder exits with its most "
+            "serious problem: 1 if any log (or database row) diverges, else 2 if any log is unreadable, else 3 if "
+            "any is incomplete, else 0.",
         ),
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write the match as one self-contained web page (every view; works offline from disk) instead of printing it.",
+            show_default=False,
+        ),
+    ] = None,
     bot_output: Annotated[
         int | None,
         typer.Option(
@@ -89,19 +108,24 @@ def replay_command(
     if not target.exists():
         _fail(f"no such file or folder: {target}")
     if bot_output is not None:
-        if verify or seat is not None or round_no is not None or step:
-            _fail("--bot-output prints one bot's output; it takes no --verify, --seat, --round or --step")
+        if verify or seat is not None or round_no is not None or step or html is not None:
+            _fail("--bot-output prints one bot's output; it takes no --verify, --seat, --round, --step or --html")
         _show_bot_output(_log_path(target, match), bot_output)
         return
     if verify:
-        if seat is not None or round_no is not None or step:
-            _fail("--verify checks logs; it takes no --seat, --round or --step")
+        if seat is not None or round_no is not None or step or html is not None:
+            _fail("--verify checks logs; it takes no --seat, --round, --step or --html")
         if target.is_dir() and match is None:
             _verify_many(target)
         else:
             _verify_one(_log_path(target, match))
         return
     path = _log_path(target, match)
+    if html is not None:
+        if seat is not None or round_no is not None or step:
+            _fail("--html writes every view of the match; it takes no --seat, --round or --step")
+        _write_html(path, html)
+        return
     try:
         log = read_log(path)
     except LogError as e:
@@ -119,9 +143,27 @@ def replay_command(
             who = f"seat {seat} saw" if seat is not None else "the log has"
             stop = f" (the replay stops at a divergence: {replay.divergence})" if replay.divergence else ""
             _fail(f"--round {round_no}: {who} {have}{stop}")
-    render(replay, out, from_round=round_no, pause=_pause if step and sys.stdin.isatty() else None)
+    # A replay is lines of cards and prose with rules across the page, not tables: on a pipe it
+    # keeps 80 columns rather than the consoles' wide tables.
+    console = out if out.is_terminal or "COLUMNS" in os.environ else Console(width=REPLAY_PIPE_WIDTH)
+    render(replay, console, from_round=round_no, pause=_pause if step and sys.stdin.isatty() else None)
     if replay.divergence is not None:
         _fail(f"{path}: the log diverges from the game model at {replay.divergence}", 1)
+
+
+def _write_html(path: Path, out_file: Path) -> None:
+    """``--html``: the match as one page, its script, style and data inline."""
+    from referee.web.server import replay_html
+
+    try:
+        page = replay_html(path)
+    except LogError as e:
+        _fail(str(e))
+    try:
+        out_file.write_text(page, encoding="utf-8")
+    except OSError as e:
+        _fail(f"cannot write {out_file}: {e.strerror or e}")
+    out.print(f"wrote {out_file} ({len(page) // 1024} KiB): open it in a browser", highlight=False, markup=False)
 
 
 def _log_path(target: Path, match: str | None) -> Path:
@@ -201,7 +243,8 @@ def _verify_many(folder: Path) -> None:
     if not files and not tournament:
         _fail(f"no match logs in {folder} (looked for {folder / 'logs'}/*.jsonl and {folder}/*.jsonl)")
     results = verify_folder(folder)
-    table = Table(title=f"Verified {len(results)} match logs in {folder}", title_justify="left", show_edge=False)
+    title = f"Verified {plural(len(results), 'match log')} in {folder}"
+    table = Table(title=escape(title), title_justify="left", show_edge=False)
     table.add_column("file", overflow="fold")
     table.add_column("verdict")
     table.add_column("detail", overflow="fold")
@@ -210,7 +253,7 @@ def _verify_many(folder: Path) -> None:
     out.print(table)
     counts = {verdict: sum(1 for r in results if r.verdict is verdict) for verdict in Verdict}
     summary = ", ".join(f"{counts[verdict]} {verdict.value}" for verdict in Verdict)
-    out.print(f"{len(results)} logs: {summary}", highlight=False)
+    out.print(f"{plural(len(results), 'log')}: {summary}", highlight=False, markup=False)
     code = exit_code(results)
     if tournament:
         # A tournament's results are only as good as their agreement with the logs.
@@ -219,7 +262,8 @@ def _verify_many(folder: Path) -> None:
         except StoreError as e:
             _fail(str(e))
         if check.divergences:
-            t = Table(title=f"Database rows that disagree with their logs in {folder}", title_justify="left", show_edge=False)
+            title = f"Database rows that disagree with their logs in {folder}"
+            t = Table(title=escape(title), title_justify="left", show_edge=False)
             t.add_column("match", overflow="fold")
             t.add_column("field")
             t.add_column("detail", overflow="fold")
@@ -231,10 +275,12 @@ def _verify_many(folder: Path) -> None:
             matches = len({d.match for d in check.divergences})
             n = len(check.divergences)
             verdict = Text(
-                f"{matches} match(es) disagree ({n} difference{'' if n == 1 else 's'})", style="bold red"
+                f"{plural(matches, 'match', 'matches')} {'disagrees' if matches == 1 else 'disagree'} "
+                f"({plural(n, 'difference')})",
+                style="bold red",
             )
         else:
             verdict = Text("all agree", style="bold green")
-        out.print(Text(f"database: {check.rows} rows checked against their logs, ") + verdict)
+        out.print(Text(f"database: {plural(check.rows, 'row')} checked against their logs, ") + verdict)
     if code:
         raise typer.Exit(code)

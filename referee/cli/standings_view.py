@@ -131,8 +131,16 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
             f"{b.lives_per_round:.3f}" if b.rounds else "–",  # noqa: RUF001
             Text(faults + (f" {b.forfeits} out" if b.forfeits else ""), style=fault_style),
         )
+    if st.matches == 0:
+        # An empty matrix of dots says nothing; and with no columns to span, its title would
+        # stand one word per line.
+        why = "" if st.scheduled != 0 else f": tables of {settings.table_size} need at least {settings.table_size} bots"
+        return Group(t, Text(f"no matches yet{why}", style="bold yellow"))
     names = [b.name for b in st.bots]
-    h = Table(title="Head to head: how often the row's bot placed above the column's (ties ½)")
+    # The heading is a line of its own, not the table's title: a title wraps to the table's
+    # width, which a few short bot names make narrow.
+    heading = Text("Head to head: how often the row's bot placed above the column's (ties ½)", style="italic")
+    h = Table()
     h.add_column("")
     for n in names:
         h.add_column(n, justify="right")
@@ -145,4 +153,4 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
             else:
                 cells.append(f"{hh.score:.0%} ({hh.matches})")
         h.add_row(row, *cells)
-    return Group(t, h)
+    return Group(t, heading, h)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import tempfile
@@ -24,13 +25,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from referee.bots.sandbox import SandboxConfig, SandboxError, choose_sandbox
+from referee.bots.sandbox import BotLimits, SandboxConfig, SandboxError, choose_sandbox
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
-from referee.cli.options import BotEnvOpt, SandboxOpt
+from referee.cli.options import BotEnvOpt, SandboxOpt, check_numbers
 from referee.cli.standings_view import standings_csv, standings_json, standings_table
 from referee.faults import BotError
-from referee.game import RulesError, parse_overrides
+from referee.game import MAX_PLAYERS, RulesError, parse_overrides
+from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import (
     Executor,
@@ -41,7 +43,7 @@ from referee.tournament.runner import (
     log_name,
     run_pending,
 )
-from referee.tournament.schedule import build_schedule
+from referee.tournament.schedule import not_runnable, schedule_for
 from referee.tournament.settings import SettingsError, TournamentSettings, section
 from referee.tournament.standings import FAULT_KINDS, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
@@ -51,6 +53,8 @@ tournament_app = typer.Typer(help="Create and run tournaments (a tournament is a
 app.add_typer(tournament_app, name="tournament")
 
 _TC = TimeControl()
+_SETTINGS = TournamentSettings()
+_LIMITS = BotLimits()
 DirArg = Annotated[Path, typer.Argument(help="The tournament's folder.", show_default=False)]
 
 
@@ -68,31 +72,91 @@ def new_command(
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
     config: Annotated[
         Path | None,
-        typer.Option("--config", help="Settings from a TOML file: [tournament], [rules], [time_control]."),
+        typer.Option(
+            "--config",
+            help="Settings from a TOML file: \\[tournament], \\[rules], \\[time_control] and \\[limits] tables.",
+        ),
     ] = None,
-    table_size: Annotated[int | None, typer.Option("--table-size", "-k", help="Seats per table (2-9).")] = None,
-    games: Annotated[int | None, typer.Option("--games", "-n", help="Deals per table; each is played in every seat rotation.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Tournament seed (default: random).")] = None,
-    budget_ms: Annotated[int | None, typer.Option("--budget-ms", help=f"Time per decision, ms [default: {_TC.budget_ms}].")] = None,
-    bank_ms: Annotated[int | None, typer.Option("--bank-ms", help=f"Time bank per seat and match, ms [default: {_TC.bank_ms}].")] = None,
-    grace_ms: Annotated[int | None, typer.Option("--grace-ms", help=f"Allowance for transport, ms [default: {_TC.grace_ms}].")] = None,
-    fault_policy: Annotated[str | None, typer.Option("--fault-policy", help="lenient (default) or strict.")] = None,
-    max_strikes: Annotated[int | None, typer.Option("--max-strikes", help="Faults that forfeit a seat under lenient [default: 3].")] = None,
+    # The defaults are in the help, not given: an option left out takes its value from --config.
+    table_size: Annotated[
+        int | None,
+        typer.Option("--table-size", "-k", help=f"Seats per table (2 to {MAX_PLAYERS}). \\[default: {_SETTINGS.table_size}]"),
+    ] = None,
+    games: Annotated[
+        int | None,
+        typer.Option(
+            "--games",
+            "-n",
+            help=f"Deals per table (1 to 100000); each is played in every seat rotation. \\[default: {_SETTINGS.games}]",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Tournament seed, 0 to 2**64-1 (kept secret until the end).", show_default="random")
+    ] = None,
+    budget_ms: Annotated[
+        int | None,
+        typer.Option("--budget-ms", help=f"Time per decision, ms (1 to 3600000). \\[default: {_TC.budget_ms}]"),
+    ] = None,
+    bank_ms: Annotated[
+        int | None,
+        typer.Option("--bank-ms", help=f"Time bank per seat and match, ms (0 to 3600000). \\[default: {_TC.bank_ms}]"),
+    ] = None,
+    grace_ms: Annotated[
+        int | None,
+        typer.Option("--grace-ms", help=f"Allowance for transport, ms (0 to 3600000). \\[default: {_TC.grace_ms}]"),
+    ] = None,
+    fault_policy: Annotated[
+        str | None, typer.Option("--fault-policy", help=f"lenient or strict. \\[default: {_SETTINGS.fault_policy}]")
+    ] = None,
+    max_strikes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-strikes", help=f"Faults that forfeit a seat under lenient (1 to 1000). \\[default: {_SETTINGS.max_strikes}]"
+        ),
+    ] = None,
     sandbox: Annotated[
         str | None,
         typer.Option(
             "--sandbox",
             help="auto or on: every bot runs in a sandbox, and 'tournament run' refuses where the machine "
-            "cannot sandbox; off: bots run unsandboxed (the standings say so) [default: auto].",
+            f"cannot sandbox; off: bots run unsandboxed (the standings say so). \\[default: {_SETTINGS.sandbox}]",
         ),
     ] = None,
-    memory_mb: Annotated[int | None, typer.Option("--memory-mb", help="Memory each bot may use, MiB [default: 1024].")] = None,
+    memory_mb: Annotated[
+        int | None,
+        typer.Option("--memory-mb", help=f"Memory each bot may use, MiB (64 to 1048576). \\[default: {_LIMITS.memory_mb}]"),
+    ] = None,
     max_processes: Annotated[
-        int | None, typer.Option("--max-processes", help="Processes and threads each bot may run [default: 128].")
+        int | None,
+        typer.Option(
+            "--max-processes",
+            help=f"Processes and threads each bot may run (8 to 100000). \\[default: {_LIMITS.processes}]",
+        ),
     ] = None,
     bot_env: BotEnvOpt = None,
+    tournament_format: Annotated[
+        str | None,
+        typer.Option("--format", help="round-robin (every table of the bots; default) or gauntlet (only tables with a --challenger)."),
+    ] = None,
+    challenger: Annotated[
+        list[str] | None,
+        typer.Option("--challenger", help="A gauntlet's challenger, by its name in the tournament (repeatable; implies --format gauntlet)."),
+    ] = None,
 ) -> None:
     """Create a tournament in a new folder. Options override the --config file."""
+    check_numbers(
+        {
+            "--table-size": table_size,
+            "--games": games,
+            "--seed": seed,
+            "--budget-ms": budget_ms,
+            "--bank-ms": bank_ms,
+            "--grace-ms": grace_ms,
+            "--max-strikes": max_strikes,
+            "--memory-mb": memory_mb,
+            "--max-processes": max_processes,
+        }
+    )
     data: dict[str, Any] = {}
     if config is not None:
         try:
@@ -121,6 +185,8 @@ def new_command(
             ("max_strikes", max_strikes),
             ("sandbox", sandbox),
             ("bot_env", list(bot_env) if bot_env else None),
+            ("format", tournament_format or ("gauntlet" if challenger else None)),
+            ("challengers", list(challenger) if challenger else None),
         ):
             if v is not None:
                 tour[key] = v
@@ -160,10 +226,17 @@ def submit_command(
         ),
     ] = None,
 ) -> None:
-    """Submit a bot: it must pass a short match against the random bot first."""
+    """Submit a bot: it must pass 'thirtyone check-bot' and a short match against the random bot first.
+
+    A name that is taken or malformed is refused before anything starts (the bot's own name,
+    when --name is not given, as soon as the bot has said it).
+    """
     store = _open(folder)
     with store:
-        err.print(escape(f"validating {bot!r} with a short match against the random bot…"), highlight=False)
+        err.print(
+            escape(f"checking {bot!r} (as 'thirtyone check-bot' does), then a short match against the random bot…"),
+            highlight=False,
+        )
         try:
             entry = submit(store, bot, name, bot_dir=bot_dir)
         except (SubmissionError, StoreError, SettingsError, BotError, SandboxError) as e:
@@ -206,8 +279,6 @@ def withdraw_command(folder: DirArg, name: Annotated[str, typer.Argument(help="T
         except StoreError as e:
             fail(str(e))
         if entry.kind in ("file", "folder"):
-            import shutil
-
             shutil.rmtree(store.folder / "bots" / entry.name, ignore_errors=True)
     out.print(f"withdrew [bold]{name}[/]")
 
@@ -269,12 +340,13 @@ def _report(report: RunReport, jobs: int, how: str = "") -> None:
     if report.played:
         startup_share = report.startup_s / report.match_s if report.match_s else 0.0
         err.print(
-            f"played {report.played} match(es) in {report.seconds:.1f} s {how or f'with -j {jobs}'} "
+            f"played {plural(report.played, 'match', 'matches')} in {report.seconds:.1f} s {how or f'with -j {jobs}'} "
             f"({report.played / report.seconds:.2f} matches/s; bot start-up {startup_share:.0%} of match time)",
             highlight=False,
         )
     elif not report.failed:
-        err.print(f"nothing to play: all {report.total} scheduled matches are done", highlight=False)
+        done = "the one scheduled match is" if report.total == 1 else f"all {report.total} scheduled matches are"
+        err.print(f"nothing to play: {done} done", highlight=False)
 
 
 class _Stopped(KeyboardInterrupt):
@@ -322,7 +394,7 @@ def _play(
 @tournament_app.command("run")
 def run_command(
     folder: DirArg,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once (at least 1).")] = 1,
     ray: Annotated[
         str | None,
         typer.Option(
@@ -339,8 +411,7 @@ def run_command(
     ] = None,
 ) -> None:
     """Play every pending match (resumes where a stopped run left off)."""
-    if jobs < 1:
-        fail(f"--jobs must be at least 1, got {jobs}")
+    check_numbers({"--jobs": jobs})
     executor: Executor | None = None
     if ray_jobs is not None and ray is None:
         fail("--ray-jobs goes with --ray ADDRESS")
@@ -350,7 +421,7 @@ def run_command(
         from referee.tournament import ray_executor
 
         if ray_jobs is not None and ray_jobs < 1:
-            fail(f"--ray-jobs must be at least 1, got {ray_jobs}")
+            fail(f"--ray-jobs must be a whole number of at least 1, got {ray_jobs}")
         try:
             ray_executor.require_ray()
         except RunError as e:
@@ -364,9 +435,12 @@ def run_command(
     with _open(folder) as store:
         if len(store.bots()) < store.settings.table_size:
             fail(
-                f"the tournament has {len(store.bots())} bot(s) but tables of {store.settings.table_size}; "
+                f"the tournament has {plural(len(store.bots()), 'bot')} but tables of {store.settings.table_size}; "
                 f"submit more with 'thirtyone submit {folder} BOT'"
             )
+        problem = not_runnable(store.settings, [b.name for b in store.bots()])
+        if problem is not None:
+            fail(problem.replace("FOLDER", str(folder)))
         try:  # before anything is touched: a tournament never runs its bots unsandboxed by default
             store.settings.sandbox_config(store.folder)
         except SandboxError as e:
@@ -377,11 +451,11 @@ def run_command(
             from referee.tournament.ray_executor import RayExecutor
 
             assert isinstance(executor, RayExecutor)
-            how = f"on Ray ({executor.workers} workers on {len(executor.nodes)} node(s))"
+            how = f"on Ray ({plural(executor.workers, 'worker')} on {plural(len(executor.nodes), 'node')})"
         _report(report, jobs, how)
         if report.failed:
             fail(
-                f"{len(report.failed)} match(es) could not be played for reasons of the referee's, not the bots' "
+                f"{plural(len(report.failed), 'match', 'matches')} could not be played for reasons of the referee's, not the bots' "
                 "(see above); run again to play them",
                 1,
             )
@@ -395,7 +469,7 @@ def rerun_command(
     """Play one match again on purpose, replacing its stored result once it is played."""
     with _open(folder) as store:
         s = store.settings
-        keys = [m.key for m in build_schedule([b.name for b in store.bots()], s.table_size, s.games, s.seed)]
+        keys = [m.key for m in schedule_for(s, [b.name for b in store.bots()])]
         wanted = next((k for k in keys if key in (k, log_name(k), log_name(k).removesuffix(".jsonl"))), None)
         if wanted is None:
             shown = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")
@@ -443,7 +517,8 @@ def standings_command(
     elif as_csv:
         typer.echo(standings_csv(st), nl=False)
     else:
-        out.print(standings_table(st, settings, title=f"Standings of {escape(str(folder))} ({st.matches} matches)"))
+        title = f"Standings of {escape(str(folder))} ({plural(st.matches, 'match', 'matches')})"
+        out.print(standings_table(st, settings, title=title))
 
 
 DEMO_BOTS = ("random", "greedy", "threshold")
@@ -451,13 +526,17 @@ DEMO_BOTS = ("random", "greedy", "threshold")
 
 @app.command("demo")
 def demo_command(
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = min(2, os.cpu_count() or 1),
-    games: Annotated[int, typer.Option("--games", "-n", help="Deals per table.")] = 10,
-    folder: Annotated[Path | None, typer.Option("--dir", help="Where to keep the tournament (default: a new temp folder).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once (at least 1).")] = min(2, os.cpu_count() or 1),
+    games: Annotated[int, typer.Option("--games", "-n", help="Deals per table (1 to 100000).")] = 10,
+    folder: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Where to keep the tournament (a new folder).", show_default="a new temporary folder"),
+    ] = None,
     sandbox: SandboxOpt = "auto",
 ) -> None:
     """Run a small tournament of the sample bots and print the standings."""
     started = time.monotonic()
+    check_numbers({"--jobs": jobs, "--games": games})  # before any folder is made
     try:
         # The demo runs where the sandbox cannot (a first try on a fresh machine), with a warning.
         chosen, warning = choose_sandbox(sandbox, SandboxConfig())
@@ -465,11 +544,13 @@ def demo_command(
         fail(str(e))
     if warning:
         err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)
-    where = folder or Path(tempfile.mkdtemp(prefix="thirtyone-demo-"))
     settings = TournamentSettings(table_size=3, games=games, seed=2026, sandbox="on" if chosen else "off")
+    where = folder or Path(tempfile.mkdtemp(prefix="thirtyone-demo-"))
     try:
         store = TournamentStore.create(where, settings)
     except (StoreError, SettingsError) as e:
+        if folder is None:  # a folder of our own making, and nothing in it worth keeping
+            shutil.rmtree(where, ignore_errors=True)
         fail(str(e))
     with store:
         out.print(f"[bold]demo tournament[/] in {escape(str(where))}: {', '.join(DEMO_BOTS)}", highlight=False)
@@ -478,14 +559,18 @@ def demo_command(
             try:
                 submit(store, name)
             except (SubmissionError, StoreError, BotError) as e:
+                if folder is None:  # no match played yet: the temporary folder holds nothing to see
+                    store.close()
+                    shutil.rmtree(where, ignore_errors=True)
                 fail(f"sample bot {name} was refused: {e}", 1)
         report = _play(where, store, jobs)
         _report(report, jobs)
         st = tournament_standings(store)
-        out.print(standings_table(st, settings, title=f"Demo standings ({st.matches} matches)"))
+        out.print(standings_table(st, settings, title=f"Demo standings ({plural(st.matches, 'match', 'matches')})"))
     out.print(
         f"done in {time.monotonic() - started:.0f} s. Replay a match: "
         f"thirtyone replay {where} {sorted(p.stem for p in (where / 'logs').glob('*.jsonl'))[0] if report.played else 'MATCH'}\n"
-        f"standings again: thirtyone standings {where}",
+        f"standings again: thirtyone standings {where}\n"
+        f"look at it in a browser: thirtyone serve {where}",
         highlight=False,
     )

@@ -5,19 +5,26 @@ the SDK simulates with it, and replays verify against it.
 """
 
 from referee.game.actions import (
+    CALL,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    SWAP_UPCARDS,
+    SWAP_WIDOWS,
     Action,
     ActionKind,
     ActionParseError,
+    DummyState,
     EventKind,
     Phase,
     Pile,
     PublicEvent,
     discard,
+    swap_upcard,
+    swap_widow,
 )
 from referee.game.cards import DECK, RANKS, SUITS, Card, card, cards, format_cards
 from referee.game.chance import Chance, RecordedChance, SeededChance
@@ -55,6 +62,7 @@ from referee.game.state import (
 from referee.game.values import best_discard, hand_value, is_flush, is_thirty_one, value_table
 
 __all__ = [
+    "CALL",
     "DECK",
     "DISCARDS",
     "DRAW_DISCARD",
@@ -67,6 +75,9 @@ __all__ = [
     "PRESETS",
     "RANKS",
     "SUITS",
+    "SWAP_HAND",
+    "SWAP_UPCARDS",
+    "SWAP_WIDOWS",
     "Action",
     "ActionKind",
     "ActionParseError",
@@ -76,6 +87,7 @@ __all__ = [
     "Chance",
     "ChanceError",
     "DealRecord",
+    "DummyState",
     "EventKind",
     "ForfeitRecord",
     "GameError",
@@ -107,5 +119,7 @@ __all__ = [
     "rules_from_mapping",
     "rules_from_toml",
     "rules_to_toml",
+    "swap_upcard",
+    "swap_widow",
     "value_table",
 ]

@@ -11,6 +11,12 @@ but is not a history event, so once a restock has shuffled it into the stock (wi
 having taken it) a later observation cannot name it. :func:`round_upcard` reads it while it is
 still visible; a caller that keeps state between decisions (the SDK does) passes it back in
 as ``upcard=`` so that it still counts as seen.
+
+Under the variants (docs/rules.md, "Variants"): the dealer's up-card swap and every widow swap name both
+cards, so the dealer keeps the old up-card and a widow swapper the widow card it took as
+known cards; the widow and a face-up old hand are public and located; the dummy's cards are
+hidden while face down, and stay hidden in the taker's hand (only the taker knows them, as
+its own hand); the widow game's undealt cards are hidden too (nobody ever sees them).
 """
 
 from __future__ import annotations
@@ -29,9 +35,10 @@ _UPCARD = -1
 class Knowledge:
     """Everything :func:`knowledge` deduced from one observation.
 
-    The sets partition the deck as seen from ``seat``: its own hand, the discard pile,
-    ``known`` cards of the other seats, ``dead`` cards, and ``hidden`` cards (in the stock,
-    in an opponent's unknown slots, or in an unrevealed dead hand).
+    The sets partition the deck as seen from ``seat``: its own hand, the discard pile, the
+    widow and a face-up old hand (``public``), ``known`` cards of the other seats, ``dead``
+    cards, and ``hidden`` cards (in the stock, in an opponent's unknown slots, in the
+    face-down dummy, among the widow game's unused cards, or in an unrevealed dead hand).
     """
 
     #: The observing seat.
@@ -51,6 +58,8 @@ class Knowledge:
     #: Cards whose whereabouts this seat does not know. Equal to ``unseen`` until a restock
     #: turns seen discards into stock cards again; a superset of it afterwards.
     hidden: frozenset[Card]
+    #: Cards face up outside the discard pile: the widow and a dummy-taker's old hand.
+    public: frozenset[Card] = frozenset()
 
 
 def round_upcard(obs: Observation) -> Card | None:
@@ -77,6 +86,8 @@ def knowledge(obs: Observation, upcard: Card | None = None) -> Knowledge:
     dead: set[Card] = set()
     seen: set[Card] = set(obs.hand)
     seen.update(obs.discard_pile)
+    public = frozenset(obs.widow) | frozenset(obs.face_up)
+    seen |= public
     if upcard is not None:
         seen.add(upcard)
     for ev in obs.history:
@@ -89,6 +100,16 @@ def knowledge(obs: Observation, upcard: Card | None = None) -> Knowledge:
             known[ev.seat].add(c)
         elif kind is EventKind.DISCARD and c is not None:
             known[ev.seat].discard(c)
+        elif kind is EventKind.SWAP_UPCARD or kind is EventKind.SWAP_WIDOW:
+            # A public exchange: ``card`` left the hand, ``taken`` joined it.
+            if c is not None:
+                known[ev.seat].discard(c)
+            if ev.taken_card is not None:
+                seen.add(ev.taken_card)
+                known[ev.seat].add(ev.taken_card)
+        elif kind is EventKind.SWAP_HAND:
+            # The old hand lies face up (public); the new one is the dummy, unseen by others.
+            known[ev.seat] = set()
         elif kind is EventKind.FORFEIT:
             # A forfeited hand leaves play face down; what was known of it stays located.
             dead |= known[ev.seat]
@@ -106,6 +127,7 @@ def knowledge(obs: Observation, upcard: Card | None = None) -> Knowledge:
     located: set[Card] = set(hand)
     located.update(obs.discard_pile)
     located |= dead
+    located |= public
     for s, cs in enumerate(frozen):
         if s != me:
             located |= cs
@@ -119,6 +141,7 @@ def knowledge(obs: Observation, upcard: Card | None = None) -> Knowledge:
         seen=seen_f,
         unseen=all_cards - seen_f,
         hidden=all_cards - located,
+        public=public,
     )
 
 
@@ -152,6 +175,11 @@ def _find_upcard(obs: Observation) -> Card | None:
         elif kind is EventKind.DRAW_DISCARD and pile:
             if pile.pop() == _UPCARD:
                 return ev.card
+        elif kind is EventKind.SWAP_UPCARD and pile and ev.card is not None:
+            # The dealer took the up-card and put ``card`` in its place.
+            if pile.pop() == _UPCARD:
+                return ev.taken_card
+            pile.append(ev.card)
         elif kind is EventKind.RESTOCK and pile:
             pile = [pile[-1]]
     if len(pile) == len(obs.discard_pile):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from referee.game.actions import Action, EventKind, Phase, Pile, PublicEvent
+from referee.game.actions import Action, DummyState, EventKind, Phase, Pile, PublicEvent
 from referee.game.cards import Card
 from referee.game.rules import Rules
 
@@ -25,6 +25,12 @@ class Observation:
     knocker and turns left after a knock; stock size; round and turn numbers; the rules;
     and, when the seat is to move, its legal actions. Never another seat's cards, the
     stock's order or the seed.
+
+    Under the variants of docs/rules.md, "Variants" also what is public: the widow's cards, where the
+    dummy is (its cards are nobody's while face down; once taken they are the taker's hand,
+    which only the taker sees) and the taker's old hand lying face up, the dealer's up-card
+    swap (in ``history``), and under the pot every seat's net chips, the pot and the rounds.
+    The fields after ``legal_actions`` have defaults so that older callers can build one.
     """
 
     seat: int
@@ -49,6 +55,22 @@ class Observation:
     turns_left_after_knock: int
     rules: Rules
     legal_actions: tuple[Action, ...]
+    #: The widow's three face-up cards (``draw="widow"``), else empty.
+    widow: tuple[Card, ...] = ()
+    #: Where the dummy is: none in these rules, face down, or taken this round.
+    dummy_state: DummyState = DummyState.NONE
+    #: The seat that took the dummy this round (``dummy`` is ``TAKEN``), else None.
+    dummy_taker: int | None = None
+    #: The dummy-taker's old hand, face up and out of play for the rest of the round (the
+    #: contract's ``Observation.dead_hand``; not the hands of forfeited seats).
+    face_up: tuple[Card, ...] = ()
+    #: Per seat: net chips (``scoring="pot"``; all 0 under lives).
+    chips: tuple[int, ...] = ()
+    #: Chips in the pot now (this round's antes and any carried remainder).
+    pot: int = 0
+    #: Under the pot, the rounds the match lasts (``pot_rounds``, 0 resolved to three times
+    #: the seats): this is round ``round_no`` of ``rounds_in_match``. 0 under lives.
+    rounds_in_match: int = 0
 
     @property
     def top_discard(self) -> Card | None:
@@ -88,5 +110,18 @@ def observe(m: Match, seat: int) -> Observation:
         turns_left_after_knock=m.turns_left if m.knocker is not None else 0,
         rules=m.rules,
         legal_actions=tuple(m.legal_actions()) if to_move else (),
+        widow=tuple(m.widow),
+        dummy_state=(
+            DummyState.NONE
+            if not m.rules.dummy
+            else DummyState.FACE_DOWN
+            if m.dummy_taker is None
+            else DummyState.TAKEN
+        ),
+        dummy_taker=m.dummy_taker,
+        face_up=tuple(m.face_up),
+        chips=tuple(m.chips),
+        pot=m.pot,
+        rounds_in_match=m.round_limit if m.rules.scoring == "pot" else 0,
     )
 

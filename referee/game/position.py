@@ -5,7 +5,13 @@ position of a round: a determinization (a guess at the hidden cards consistent w
 seat saw), or the true state for a test. :func:`position_of` takes the omniscient snapshot of
 a match; :func:`match_from_position` builds a match that is in exactly that state, so that
 the game model itself plays the rest of the round (its turn order, restocks, knock rules,
-showdown and life losses: there is no second implementation of the rules here).
+showdown and life losses: there is no second implementation of the rules here). The match
+is built by :meth:`Match.resume`, so that every field a match holds is declared in
+``state.py`` alone.
+
+Under the variants (docs/rules.md, "Variants") a position also holds the dummy (face-down cards: part of
+what a seat cannot see), the face-up old hand, the widow, the widow game's unused cards, the
+chips and the pot; the dealer's-option phase is a ``phase`` like the others.
 
 The match built has ``rounds == []``: the first :class:`~referee.game.state.RoundResult` it
 appends is the result of the position's round, so a rollout ends when ``len(m.rounds)``
@@ -25,7 +31,6 @@ from referee.game.chance import Chance, SeededChance
 from referee.game.errors import ChanceError, GameError
 from referee.game.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from referee.game.state import Match
-from referee.game.values import value_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,9 @@ class Position:
     Lists run in the :class:`Match`'s own conventions: ``stock`` and ``pile`` have their top
     card *last*. ``hands[s]`` is empty for a seat that is out; the seat to move holds four
     cards in the ``DISCARD`` phase, every other seat still in holds three.
+
+    The fields after ``out_order`` belong to the variants; their defaults are the plain
+    game's (no dummy, no widow, no chips).
     """
 
     rules: Rules
@@ -70,6 +78,20 @@ class Position:
     #: Per seat: the order in which seats left the match (larger = later), None while in.
     #: Only placings read it; by default every seat out counts as having left together.
     out_order: tuple[int | None, ...] | None = None
+    #: The dummy's face-down cards (three until taken; empty without ``dummy``).
+    dummy: tuple[Card, ...] = ()
+    #: The dummy-taker's old hand, face up and out of play.
+    face_up: tuple[Card, ...] = ()
+    #: The seat that took the dummy this round.
+    dummy_taker: int | None = None
+    #: The widow's three face-up cards (``draw="widow"``).
+    widow: tuple[Card, ...] = ()
+    #: The widow game's undealt cards (out of play for the round).
+    unused: tuple[Card, ...] = ()
+    #: Per seat: net chips (``scoring="pot"``); empty means all 0.
+    chips: tuple[int, ...] = ()
+    #: Chips in the pot.
+    pot: int = 0
 
     @property
     def turns_left(self) -> int:
@@ -90,6 +112,26 @@ class Position:
                 raise GameError(f"position {name} has {len(getattr(self, name))} entries for {n} players")
         if self.out_order is not None and len(self.out_order) != n:
             raise GameError(f"position out_order has {len(self.out_order)} entries for {n} players")
+        if self.chips and len(self.chips) != n:
+            raise GameError(f"position chips has {len(self.chips)} entries for {n} players")
+        r = self.rules
+        widow_game = r.draw == "widow"
+        if len(self.widow) != (3 if widow_game else 0):
+            raise GameError(f"position widow holds {len(self.widow)} cards under draw={r.draw}")
+        if widow_game and (self.stock or self.pile):
+            raise GameError("the widow game has no stock and no discard pile")
+        if not widow_game and self.unused:
+            raise GameError("only the widow game leaves cards unused")
+        if self.dummy and (not r.dummy or len(self.dummy) != 3 or self.dummy_taker is not None):
+            raise GameError(f"position dummy holds {len(self.dummy)} cards (dummy={r.dummy}, taken by {self.dummy_taker})")
+        if r.dummy and not self.dummy and self.dummy_taker is None:
+            raise GameError("the dummy is neither face down nor taken")
+        if len(self.face_up) != (3 if self.dummy_taker is not None else 0):
+            raise GameError(f"position face_up holds {len(self.face_up)} cards with dummy_taker={self.dummy_taker}")
+        if self.phase is Phase.DEALER_OPTION and (
+            not r.dealer_option or self.current != self.dealer or self.turn != 0
+        ):
+            raise GameError(f"the dealer's option is the dealer's (seat {self.dealer}) before the first turn")
         if sum(self.alive) < 2:
             raise GameError("a round needs two seats still in")
         if not 0 <= self.current < n or not self.alive[self.current]:
@@ -112,6 +154,10 @@ class Position:
         everything += self.stock
         everything += self.pile
         everything += self.dead
+        everything += self.dummy
+        everything += self.face_up
+        everything += self.widow
+        everything += self.unused
         if len(everything) != 52 or set(everything) != set(DECK):
             counts: dict[Card, int] = {}
             for c in everything:
@@ -171,6 +217,13 @@ def position_of(m: Match) -> Position:
         restocks=m._restocks,
         history=tuple(m.history),
         out_order=tuple(m._out_step),
+        dummy=tuple(m.dummy),
+        face_up=tuple(m.face_up),
+        dummy_taker=m.dummy_taker,
+        widow=tuple(m.widow),
+        unused=tuple(m.unused),
+        chips=tuple(m.chips),
+        pot=m.pot,
     )
 
 
@@ -199,63 +252,59 @@ def match_from_position(
     if chance is None:
         chance = SeededChance(seed) if seed is not None else NoChance()
     n = pos.players
-    r = pos.rules
-    # Built without __init__ (which would deal a round): every field __init__ and
-    # _start_round set is set here, in the same order. tests/sdk/test_sampler.py compares
-    # vars() of a rebuilt match with the original, so a new Match field cannot be missed.
-    m = Match.__new__(Match)
-    m.players = n
-    m.rules = r
-    m.seed = seed
-    m._chance = chance
-    m._record = record
-    m._records = []
-    m._values = value_table(r)
-    m._showdown_stock = r.empty_stock == "showdown"
-    m._min_knock = r.min_knock
-    m._max_turns = r.max_turns_per_round
-    m._knock_ban = r.knock_ban
-
-    m.tokens = list(pos.tokens)
-    m.alive = list(pos.alive)
     if pos.out_order is not None:
         out_step = list(pos.out_order)
     else:
         out_step = [None if a else 1 for a in pos.alive]
-    m._out_step = out_step
-    m._step = max((x for x in out_step if x is not None), default=0)
-    m.rounds = []
-    m.over = False
-    m.end = None
-    m.round_no = pos.round_no
-    m.dealer = pos.dealer
-    m.hands = [list(h) for h in pos.hands]
-    m.stock = list(pos.stock)
-    m.pile = list(pos.pile)
-    m.dead = list(pos.dead)
-    m.current = pos.current
-    m.phase = pos.phase
-    m.drawn = pos.drawn
-    m.drawn_from = pos.drawn_from
-    m.knocker = pos.knocker
-    m.turns_left = pos.turns_left
-    m._owes = list(pos.owes)
-    m._had_turn = list(pos.had_turn)
-    m.turn = pos.turn
-    m._restocks = pos.restocks
-    m.history = list(pos.history)
-    return m
+    return Match.resume(
+        n,
+        pos.rules,
+        chance=chance,
+        seed=seed,
+        record=record,
+        tokens=list(pos.tokens),
+        alive=list(pos.alive),
+        out_step=out_step,
+        round_no=pos.round_no,
+        dealer=pos.dealer,
+        chips=list(pos.chips) if pos.chips else [0] * n,
+        pot=pos.pot,
+        hands=[list(h) for h in pos.hands],
+        stock=list(pos.stock),
+        pile=list(pos.pile),
+        dead=list(pos.dead),
+        dummy=list(pos.dummy),
+        face_up=list(pos.face_up),
+        dummy_taker=pos.dummy_taker,
+        widow=list(pos.widow),
+        unused=list(pos.unused),
+        current=pos.current,
+        phase=pos.phase,
+        drawn=pos.drawn,
+        drawn_from=pos.drawn_from,
+        knocker=pos.knocker,
+        turns_left=pos.turns_left,
+        owes=list(pos.owes),
+        had_turn=list(pos.had_turn),
+        turn=pos.turn,
+        restocks=pos.restocks,
+        history=list(pos.history),
+    )
+
+
+#: Events that end a turn that does not end the round.
+_TURN_ENDS = frozenset((EventKind.DISCARD, EventKind.KNOCK, EventKind.SWAP_HAND, EventKind.SWAP_WIDOW))
 
 
 def had_turn_from_history(players: int, history: Sequence[PublicEvent]) -> tuple[bool, ...]:
     """Per seat: whether it finished a turn in the round ``history`` describes.
 
-    A turn ends with a discard or a knock (a pass ends the round), exactly where the
-    :class:`Match` marks it.
+    A turn ends with a discard, a knock, or a dummy or widow swap (a pass or a call ends the
+    round; the dealer's option is no turn), exactly where the :class:`Match` marks it.
     """
     had = [False] * players
     for ev in history:
-        if ev.kind is EventKind.DISCARD or ev.kind is EventKind.KNOCK:
+        if ev.kind in _TURN_ENDS:
             had[ev.seat] = True
     return tuple(had)
 
@@ -266,7 +315,7 @@ def owes_from_history(
     """Per seat: whether it still owes its last turn after the round's knock.
 
     Every seat still in but the knocker owes one turn from the knock on, until a discard
-    ends it (a forfeit takes the seat out, a pass ends the round).
+    or a dummy or widow swap ends it (a forfeit takes the seat out, a pass ends the round).
     """
     if knocker is None:
         return (False,) * players
@@ -275,6 +324,6 @@ def owes_from_history(
     for ev in history:
         if ev.kind is EventKind.KNOCK:
             after = True
-        elif after and ev.kind is EventKind.DISCARD:
+        elif after and ev.kind in _TURN_ENDS:
             owes[ev.seat] = False
     return tuple(owes)

@@ -1,5 +1,5 @@
-"""Rule options and presets (docs/rules.md, "Rules options" and "Presets"), validated, with
-overrides from Python, ``key=value`` strings and TOML text."""
+"""Rule options and presets (docs/rules.md, "Rules options", "Presets" and "Variants"),
+validated, with overrides from Python, ``key=value`` strings and TOML text."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ KnockBan = Literal["first_turn", "none", "first_lap"]
 EmptyStock = Literal["reshuffle", "showdown"]
 KnockerTied = Literal["double", "safe", "single"]
 Blitz = Literal["immediate"]
+Draw = Literal["stock", "widow"]
+Scoring = Literal["lives", "pot"]
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "three_of_a_kind": ("30.5", "30", "off"),
@@ -23,6 +25,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "empty_stock": ("reshuffle", "showdown"),
     "knocker_tied": ("double", "safe", "single"),
     "blitz": ("immediate",),
+    "draw": ("stock", "widow"),
+    "scoring": ("lives", "pot"),
 }
 # Inclusive ranges of the whole-number options. The upper bounds only keep a typo from
 # asking for a match that never ends.
@@ -32,8 +36,16 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "lives": (1, 99),
     "max_turns_per_round": (1, 100_000),
     "max_rounds": (1, 100_000),
+    "pot_rounds": (0, 10_000),
+    "ante": (1, 100),
 }
-_BOOLS = ("flush_may_knock", "bus")
+_BOOLS = ("flush_may_knock", "bus", "dealer_option", "under_the_gun", "dummy")
+# Options that cannot be played together (docs/rules.md, "Variants"): (option, its value, the
+# other option, its value). Asking for both is an error naming both.
+_CONFLICTS: tuple[tuple[str, Any, str, Any], ...] = (
+    ("dealer_option", True, "draw", "widow"),
+    ("dummy", True, "draw", "widow"),
+)
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 9
@@ -60,6 +72,29 @@ class Rules:
     lives: int = 3
     bus: bool = True
     max_rounds: int = 500
+    #: The dealer's option: the dealer may swap a hand card for the up-card before the first
+    #: turn (docs/rules.md, "Variants").
+    #: Not with ``draw="widow"``.
+    dealer_option: bool = False
+    #: Knocking under the gun: the round's first player may ``CALL`` (an immediate showdown).
+    under_the_gun: bool = False
+    #: The dummy hand: a face-down hand that a player may take as a whole turn.
+    #: Not with ``draw="widow"``.
+    dummy: bool = False
+    #: The widow: ``"stock"`` (draw and discard) or ``"widow"`` (swap with three
+    #: face-up cards; no stock, up-card or discard pile, and ``empty_stock`` is unused).
+    draw: Draw = "stock"
+    #: Playing for a pot: ``"lives"`` (docs/rules.md, "Lives and the bus") or ``"pot"``
+    #: (antes, a fixed number of rounds,
+    #: net chips). Under ``"pot"``, ``lives``, ``bus``, ``knocker_alone_loss``,
+    #: ``knocker_tied``, ``simultaneous_31_loss`` and ``max_rounds`` are accepted but unused.
+    scoring: Scoring = "lives"
+    #: Rounds of a pot match; 0 = three times the seats at the start of the match.
+    #: Accepted and unused under ``scoring="lives"``.
+    pot_rounds: int = 0
+    #: Chips each player still in pays into the pot at every deal. Accepted and unused
+    #: under ``scoring="lives"``.
+    ante: int = 1
     #: The preset these rules started from (informational; options may differ from it).
     preset_name: str = "standard"
 
@@ -69,10 +104,17 @@ class Rules:
         for f in fields(self):
             if f.name != "preset_name":
                 _check(f.name, getattr(self, f.name))
+        for a, va, b, vb in _CONFLICTS:
+            if getattr(self, a) == va and getattr(self, b) == vb:
+                raise RulesError(
+                    f"rule options {a!r}={_text(va)} and {b!r}={_text(vb)} cannot be played "
+                    f"together (docs/rules.md, 'Variants'); drop one of them"
+                )
 
     @staticmethod
     def preset(name: str) -> Rules:
-        """The rules of a named preset: ``standard``, ``pagat`` or ``family``."""
+        """The rules of a named preset: ``standard``, ``pagat``, ``family``, ``cadillac`` or
+        ``bicycle``."""
         try:
             overrides = PRESETS[name]
         except (KeyError, TypeError):
@@ -130,6 +172,18 @@ PRESETS: dict[str, dict[str, Any]] = {
         "knocker_tied": "single",
         "knock_ban": "none",
         "bus": False,
+    },
+    # The variant presets: standard with four lives and the Grand Cadillac.
+    "cadillac": {"lives": 4, "three_aces": 33},
+    # ... and pagat's rules, played with the widow for a pot.
+    "bicycle": {
+        "three_of_a_kind": "off",
+        "knocker_alone_loss": 2,
+        "knocker_tied": "safe",
+        "knock_ban": "none",
+        "empty_stock": "showdown",
+        "draw": "widow",
+        "scoring": "pot",
     },
 }
 

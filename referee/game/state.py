@@ -1,6 +1,8 @@
-"""The match as a state machine (docs/rules.md, from "The deal" to "The round limit").
+"""The match as a state machine (docs/rules.md, from "The deal" to "The round limit", and
+the "Variants").
 
-A :class:`Match` is a whole game to the last player standing. It always waits on one seat's
+A :class:`Match` is a whole game to the last player standing (or, playing for a pot, a
+fixed number of rounds). It always waits on one seat's
 decision (or is over): rounds are dealt, scored and redealt inside :meth:`Match.apply`.
 ``apply`` checks an action and raises :class:`IllegalActionError` naming the action, the seat
 and the reason; :meth:`Match.apply_unchecked` is the fast path for callers that validated.
@@ -13,11 +15,16 @@ from enum import Enum
 from typing import NamedTuple
 
 from referee.game.actions import (
+    CALL,
+    CARD_KINDS,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    SWAP_UPCARDS,
+    SWAP_WIDOWS,
     Action,
     ActionKind,
     EventKind,
@@ -37,6 +44,7 @@ _DRAW_ACTIONS: tuple[Action, ...] = (DRAW_STOCK, DRAW_DISCARD)
 _EMPTY_STOCK_ACTIONS: tuple[Action, ...] = (DRAW_DISCARD, PASS)
 _CARD_VALUE = tuple(c.value for c in DECK)
 _event = tuple.__new__  # builds a PublicEvent without NamedTuple's Python-level __new__
+_round_result = tuple.__new__  # likewise a RoundResult (every field given, in order)
 
 
 class RoundEnd(Enum):
@@ -47,18 +55,24 @@ class RoundEnd(Enum):
     KNOCK = "knock"
     EMPTY_STOCK = "empty_stock"
     MAX_TURNS = "max_turns"
-    #: Every other seat forfeited mid-round; nobody lost a life.
+    #: Every other seat forfeited mid-round; nobody lost a life (and nobody won the pot).
     ABANDONED = "abandoned"
+    #: A call under the gun (docs/rules.md, "Variants"): a showdown, the caller as the knocker.
+    CALL = "call"
 
 
-_SHOWDOWN_ENDS = frozenset((RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS))
+_SHOWDOWN_ENDS = frozenset((RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS, RoundEnd.CALL))
 
 
 class MatchEnd(Enum):
     """How a match ended."""
 
+    #: One seat left: the winner (under the pot, only forfeits leave one seat).
     LAST_PLAYER = "last_player"
+    #: ``max_rounds`` reached (lives): no winner.
     MAX_ROUNDS = "max_rounds"
+    #: The pot's ``pot_rounds`` were played (playing for a pot): placings by net chips.
+    POT_ROUNDS = "pot_rounds"
 
 
 class RoundResult(NamedTuple):
@@ -87,17 +101,58 @@ class RoundResult(NamedTuple):
     #: "Sudden death").
     sudden_death: bool
     turns: int
+    # --- playing for a pot (docs/rules.md, "Variants"); the defaults are the lives game's.
+    #: Seats that won (share) the pot: the natural 31s, the blitzer, or the best hands at
+    #: the showdown. Empty under lives, and when nobody won (an abandoned round).
+    winners: tuple[int, ...] = ()
+    #: Chips in the pot when the round was decided: carried from before plus this deal's antes.
+    pot: int = 0
+    #: Per seat: chips won this round (its share of the pot); empty under lives.
+    chips_won: tuple[int, ...] = ()
+    #: Chips left in the pot after the round: the remainder of an uneven share (or the whole
+    #: pot, when nobody won). Carried into the next round; after the last, nobody's.
+    carried: int = 0
+    #: Per seat: net chips after the round (antes paid and pots won); empty under lives.
+    chips_after: tuple[int, ...] = ()
+    # --- public cards of the variants, as they lay when the round ended.
+    #: The widow's three cards; empty without the widow.
+    widow: tuple[Card, ...] = ()
+    #: The old hand of the seat that took the dummy, face up.
+    face_up: tuple[Card, ...] = ()
+    #: The seat that took the dummy this round, if any.
+    dummy_taker: int | None = None
+    #: Under the pot: the highest value at the showdown was tied, so the pot went by the
+    #: tied hands' ranks (``winners`` then holds the hands equal rank for rank at the top).
+    high_card_tie_break: bool = False
 
 
 class DealRecord(NamedTuple):
-    """A round's deal: the whole deck in dealing order, and what it gave each seat."""
+    """A round's deal: the whole deck in dealing order, and what it gave each seat.
+
+    Dealing order (docs/rules.md, "The deal", "Variants"): three cards to each seat still in, one at a
+    time from the dealer's left; then the dummy's three cards (``dummy=true``) or the widow's
+    three (``draw="widow"``); then the up-card and the stock (top first), or, with the
+    widow, the unused rest of the deck.
+    """
 
     round_no: int
     dealer: int
     deck: tuple[Card, ...]
     #: ``hands[seat]`` is empty for a seat no longer in.
     hands: tuple[tuple[Card, ...], ...]
-    upcard: Card
+    #: None in the widow game (no up-card).
+    upcard: Card | None
+    #: The dummy's three face-down cards (``dummy=true``), else empty.
+    dummy: tuple[Card, ...] = ()
+    #: The widow's three face-up cards (``draw="widow"``), else empty.
+    widow: tuple[Card, ...] = ()
+    #: Per seat: chips paid into the pot at this deal (``scoring="pot"``; 0 for seats out),
+    #: else empty.
+    antes: tuple[int, ...] = ()
+    #: Chips in the pot before the antes (carried from the round before).
+    pot_carried: int = 0
+    #: Chips in the pot after the antes: what this round is played for.
+    pot: int = 0
 
 
 class RestockRecord(NamedTuple):
@@ -116,8 +171,11 @@ class ActionRecord(NamedTuple):
     turn: int
     seat: int
     action: Action
-    #: The card drawn for draws; the discarded card for discards.
+    #: The card drawn for draws; the discarded card for discards; the card given up in an
+    #: up-card or widow swap (``action.card``).
     card: Card | None
+    #: The card received in an up-card swap (the old up-card) or a widow swap.
+    taken_card: Card | None = None
 
 
 class ForfeitRecord(NamedTuple):
@@ -139,6 +197,10 @@ class Match:
     Randomness comes from ``seed`` (HMAC-derived shuffles) or from an explicit ``chance``
     (e.g. recorded deals, to replay a log without the seed). With ``record=False`` the
     match keeps no log records, for fast simulations.
+
+    Every field a match holds is declared in :meth:`_configure` (what the rules fix) and
+    :meth:`_set_state` (what play changes); :meth:`resume` builds a match in any mid-round
+    state through the same two, so no other module sets a field.
     """
 
     def __init__(
@@ -156,47 +218,195 @@ class Match:
             raise GameError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {players!r}")
         if (seed is None) == (chance is None):
             raise GameError("give exactly one of seed= or chance=")
+        r = rules or Rules()
+        self._configure(players, r, seed, chance if chance is not None else SeededChance(seed), record)  # type: ignore[arg-type]
+        self._set_state(
+            tokens=[r.lives] * players,
+            alive=[True] * players,
+            out_step=[None] * players,
+            round_no=0,
+            dealer=players - 1,
+            chips=[0] * players,
+            pot=0,
+        )
+        self._start_round(first=True)
+
+    def _configure(self, players: int, rules: Rules, seed: int | None, chance: Chance, record: bool) -> None:
+        """The fields the rules and the table fix for the whole match."""
         self.players = players
-        self.rules = rules or Rules()
+        self.rules = rules
         self.seed = seed
-        self._chance: Chance = chance if chance is not None else SeededChance(seed)  # type: ignore[arg-type]
+        self._chance: Chance = chance
         self._record = record
         self._records: list[Record] = []
-        self._values = value_table(self.rules)
-        r = self.rules
-        self._showdown_stock = r.empty_stock == "showdown"
+        self._values = value_table(rules)
+        r = rules
+        self._widow_game = r.draw == "widow"
+        # Turns that find the stock empty restock only under reshuffle in the stock game.
+        self._no_restock = r.empty_stock == "showdown" or self._widow_game
         self._min_knock = r.min_knock
         self._max_turns = r.max_turns_per_round
         self._knock_ban = r.knock_ban
+        self._utg = r.under_the_gun
+        self._dummy_rule = r.dummy
+        self._dealer_option = r.dealer_option
+        # A deal with more than hands, up-card and stock (or with antes).
+        self._variant_deal = r.dummy or self._widow_game or r.scoring == "pot"
+        # Any variant that changes a turn's choices: the plain game keeps its own fast path.
+        self._special = r.dealer_option or r.under_the_gun or r.dummy or self._widow_game
+        self._pot_game = r.scoring == "pot"
+        #: Rounds the match lasts: ``pot_rounds`` (0 = three per seat at the start) under the
+        #: pot, the ``max_rounds`` guard under lives.
+        self.round_limit = (r.pot_rounds or 3 * players) if self._pot_game else r.max_rounds
 
-        self.tokens = [r.lives] * players
-        self.alive = [True] * players
+    def _set_state(
+        self,
+        *,
+        tokens: list[int],
+        alive: list[bool],
+        out_step: list[int | None],
+        round_no: int,
+        dealer: int,
+        chips: list[int],
+        pot: int,
+        hands: list[list[Card]] | None = None,
+        stock: list[Card] | None = None,
+        pile: list[Card] | None = None,
+        dead: list[Card] | None = None,
+        dummy: list[Card] | None = None,
+        face_up: list[Card] | None = None,
+        dummy_taker: int | None = None,
+        widow: list[Card] | None = None,
+        unused: list[Card] | None = None,
+        current: int = 0,
+        phase: Phase = Phase.TURN_START,
+        drawn: Card | None = None,
+        drawn_from: Pile | None = None,
+        knocker: int | None = None,
+        turns_left: int = 0,
+        owes: list[bool] | None = None,
+        had_turn: list[bool] | None = None,
+        turn: int = 0,
+        restocks: int = 0,
+        history: list[PublicEvent] | None = None,
+    ) -> None:
+        """Every field that play changes, in one place (see :meth:`resume`)."""
+        n = self.players
+        self.tokens = tokens
+        self.alive = alive
         #: Order in which seats left (larger = later = better placing); None while in.
-        self._out_step: list[int | None] = [None] * players
-        self._step = 0
+        self._out_step = out_step
+        self._step = max((x for x in out_step if x is not None), default=0)
         self.rounds: list[RoundResult] = []
         self.over = False
         self.end: MatchEnd | None = None
-        self.round_no = 0
-        self.dealer = players - 1
-        # Round state (set by _start_round).
-        self.hands: list[list[Card]] = [[] for _ in range(players)]
-        self.stock: list[Card] = []  # top is the last element
-        self.pile: list[Card] = []  # top is the last element
-        self.dead: list[Card] = []  # hands of seats that forfeited this round
-        self.current = 0
-        self.phase = Phase.TURN_START
-        self.drawn: Card | None = None
-        self.drawn_from: Pile | None = None
-        self.knocker: int | None = None
-        self.turns_left = 0
-        self._owes = [False] * players
-        self._had_turn = [False] * players
-        self.turn = 0
-        self._restocks = 0
+        self.round_no = round_no
+        self.dealer = dealer
+        #: Net chips per seat (``scoring="pot"``; all 0 under lives).
+        self.chips = chips
+        #: Chips in the pot now (carried remainders included).
+        self.pot = pot
+        # Round state.
+        self.hands: list[list[Card]] = hands if hands is not None else [[] for _ in range(n)]
+        self.stock: list[Card] = stock if stock is not None else []  # top is the last element
+        self.pile: list[Card] = pile if pile is not None else []  # top is the last element
+        self.dead: list[Card] = dead if dead is not None else []  # hands of seats that forfeited this round
+        #: The dummy's face-down cards (empty once taken, or without ``dummy``).
+        self.dummy: list[Card] = dummy if dummy is not None else []
+        #: The dummy-taker's old hand, face up and out of play for the rest of the round.
+        self.face_up: list[Card] = face_up if face_up is not None else []
+        self.dummy_taker = dummy_taker
+        #: The widow's three face-up cards (``draw="widow"``).
+        self.widow: list[Card] = widow if widow is not None else []
+        #: The widow game's undealt cards: out of play for the round.
+        self.unused: list[Card] = unused if unused is not None else []
+        self.current = current
+        self.phase = phase
+        self.drawn = drawn
+        self.drawn_from = drawn_from
+        self.knocker = knocker
+        self.turns_left = turns_left
+        self._owes = owes if owes is not None else [False] * n
+        self._had_turn = had_turn if had_turn is not None else [False] * n
+        self.turn = turn
+        self._restocks = restocks
         #: The round's events in order (omniscient: stock draws carry their card).
-        self.history: list[PublicEvent] = []
-        self._start_round(first=True)
+        self.history: list[PublicEvent] = history if history is not None else []
+
+    @classmethod
+    def resume(
+        cls,
+        players: int,
+        rules: Rules,
+        *,
+        chance: Chance,
+        seed: int | None = None,
+        record: bool = False,
+        tokens: list[int],
+        alive: list[bool],
+        out_step: list[int | None],
+        round_no: int,
+        dealer: int,
+        chips: list[int],
+        pot: int,
+        hands: list[list[Card]],
+        stock: list[Card],
+        pile: list[Card],
+        dead: list[Card],
+        dummy: list[Card],
+        face_up: list[Card],
+        dummy_taker: int | None,
+        widow: list[Card],
+        unused: list[Card],
+        current: int,
+        phase: Phase,
+        drawn: Card | None,
+        drawn_from: Pile | None,
+        knocker: int | None,
+        turns_left: int,
+        owes: list[bool],
+        had_turn: list[bool],
+        turn: int,
+        restocks: int,
+        history: list[PublicEvent],
+    ) -> Match:
+        """A match in the given mid-round state, waiting on ``current`` (no checks: see
+        :func:`referee.game.position.match_from_position`, which checks a position first).
+
+        Its ``rounds`` starts empty. The lists are taken over, not copied.
+        """
+        m = cls.__new__(cls)
+        m._configure(players, rules, seed, chance, record)
+        m._set_state(
+            tokens=tokens,
+            alive=alive,
+            out_step=out_step,
+            round_no=round_no,
+            dealer=dealer,
+            chips=chips,
+            pot=pot,
+            hands=hands,
+            stock=stock,
+            pile=pile,
+            dead=dead,
+            dummy=dummy,
+            face_up=face_up,
+            dummy_taker=dummy_taker,
+            widow=widow,
+            unused=unused,
+            current=current,
+            phase=phase,
+            drawn=drawn,
+            drawn_from=drawn_from,
+            knocker=knocker,
+            turns_left=turns_left,
+            owes=owes,
+            had_turn=had_turn,
+            turn=turn,
+            restocks=restocks,
+            history=history,
+        )
+        return m
 
     # ------------------------------------------------------------------ queries
 
@@ -236,6 +446,8 @@ class Match:
                 d = self.drawn
                 return [DISCARDS[c] for c in h if c != d]
             return [DISCARDS[c] for c in h]
+        if self._special:
+            return self._variant_actions()
         if not self.pile:
             # Only after a forfeit took the last discard out of play with a dead hand.
             if not self.stock:
@@ -248,8 +460,41 @@ class Match:
             return _ALL_START_ACTIONS
         return _DRAW_ACTIONS
 
+    def _variant_actions(self) -> list[Action]:
+        """Turn-start choices under the variants of docs/rules.md, "Variants" (a phase of their own for
+        the dealer's option). Order: call, knock, draws, pass, swaps."""
+        s = self.current
+        h = self.hands[s]
+        if self.phase is Phase.DEALER_OPTION:
+            return [PASS, *(SWAP_UPCARDS[c] for c in h)]
+        acts: list[Action] = []
+        if self._utg and self.turn == 0:
+            acts.append(CALL)
+        if self._widow_game:
+            if self._may_knock(s):
+                acts.append(KNOCK)
+            widow = self.widow
+            acts.extend(SWAP_WIDOWS[c * 52 + w] for c in h for w in widow)
+            return acts
+        if not self.pile:
+            if not self.stock:
+                acts.append(PASS)
+            else:
+                if self._may_knock(s):
+                    acts.append(KNOCK)
+                acts.append(DRAW_STOCK)
+        elif not self.stock:
+            acts.extend(_EMPTY_STOCK_ACTIONS)
+        else:
+            if self._may_knock(s):
+                acts.append(KNOCK)
+            acts.extend(_DRAW_ACTIONS)
+        if self.dummy:
+            acts.append(SWAP_HAND)
+        return acts
+
     def _may_knock(self, seat: int) -> bool:
-        if self.knocker is not None or not self.stock:
+        if self.knocker is not None or (not self.stock and not self._widow_game):
             return False
         ban = self._knock_ban
         if ban == "first_turn" and self.turn == 0:
@@ -276,23 +521,56 @@ class Match:
             return None
         kind = action.kind
         s = self.current
-        if kind is not ActionKind.DISCARD and action.card is not None:
-            return f"{kind.name.lower().replace('_', ' ')} takes no card, got {action.card}"
-        if kind is ActionKind.DISCARD and action.card is None:
-            return "a discard must name a card"
+        r = self.rules
+        hand_text = " ".join(map(str, self.hands[s]))
+        name = kind.name.lower().replace("_", " ")
+        if kind not in CARD_KINDS and action.card is not None:
+            return f"{name} takes no card, got {action.card}"
+        if kind in CARD_KINDS and action.card is None:
+            return f"a {name} must name a card"
+        if kind is ActionKind.SWAP_WIDOW and action.widow_card is None:
+            return "a widow swap must name a hand card and a widow card"
+        if kind is not ActionKind.SWAP_WIDOW and action.widow_card is not None:
+            return f"{name} takes no widow card, got {action.widow_card}"
+        if self.phase is Phase.DEALER_OPTION:
+            if kind is ActionKind.SWAP_UPCARD:
+                return f"{action.card} is not in the dealer's hand ({hand_text})"
+            return "the dealer must first swap a hand card for the up-card or pass (dealer_option=true)"
+        if kind is ActionKind.SWAP_UPCARD:
+            if not r.dealer_option:
+                return "there is no dealer's option in these rules (dealer_option=false)"
+            return "the dealer's option is only taken once, before the round's first turn"
         if self.phase is Phase.DISCARD:
             if kind is not ActionKind.DISCARD:
                 return "after drawing, the player must discard one card"
             if action.card not in self.hands[s]:
-                return f"{action.card} is not in the hand ({' '.join(map(str, self.hands[s]))})"
+                return f"{action.card} is not in the hand ({hand_text})"
             return f"{action.card} was just taken from the discard pile and may not be discarded this turn"
         if kind is ActionKind.DISCARD:
+            if self._widow_game:
+                return "there is no discarding in the widow game (draw=widow): knock or swap with the widow"
             return "the player must knock or draw before discarding"
+        if kind is ActionKind.CALL:
+            if not r.under_the_gun:
+                return "calling is not in these rules (under_the_gun=false)"
+            return f"a call is only allowed on the round's first turn (turn {self.turn} now)"
+        if kind is ActionKind.SWAP_HAND:
+            if not r.dummy:
+                return "there is no dummy in these rules (dummy=false)"
+            return f"the dummy was already taken this round (by seat {self.dummy_taker})"
+        if kind is ActionKind.SWAP_WIDOW:
+            if not self._widow_game:
+                return "there is no widow in these rules (draw=stock)"
+            if action.card not in self.hands[s]:
+                return f"{action.card} is not in the hand ({hand_text})"
+            return f"{action.widow_card} is not in the widow ({' '.join(map(str, self.widow))})"
+        if self._widow_game and kind is not ActionKind.KNOCK:
+            return f"{name}: the widow game has no stock, discard pile or pass (knock or swap with the widow)"
         stock_empty = not self.stock
         if kind is ActionKind.KNOCK:
             if self.knocker is not None:
                 return f"seat {self.knocker} has already knocked this round"
-            if stock_empty:
+            if stock_empty and not self._widow_game:
                 return "no knocking when the stock is empty (empty_stock=showdown)"
             if self.rules.knock_ban == "first_turn" and self.turn == 0:
                 return "no knocking on the round's first turn (knock_ban=first_turn)"
@@ -332,7 +610,7 @@ class Match:
             h = self.hands[s]
             h.remove(c)
             self.pile.append(c)
-            self.history.append(_event(PublicEvent, (EventKind.DISCARD, s, c)))
+            self.history.append(_event(PublicEvent, (EventKind.DISCARD, s, c, None)))
             if self._record:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, c))
             self.drawn = None
@@ -361,7 +639,7 @@ class Match:
                     if t == n:
                         t = 0
                 self.current = t
-                if not self.stock and not self._showdown_stock:
+                if not self.stock and not self._no_restock:
                     self._restock()
         elif kind is ActionKind.DRAW_STOCK:
             c = self.stock.pop()
@@ -369,7 +647,7 @@ class Match:
             self.drawn = c
             self.drawn_from = Pile.STOCK
             self.phase = Phase.DISCARD
-            self.history.append(_event(PublicEvent, (EventKind.DRAW_STOCK, s, c)))
+            self.history.append(_event(PublicEvent, (EventKind.DRAW_STOCK, s, c, None)))
             if self._record:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, c))
         elif kind is ActionKind.DRAW_DISCARD:
@@ -378,7 +656,7 @@ class Match:
             self.drawn = c
             self.drawn_from = Pile.DISCARD
             self.phase = Phase.DISCARD
-            self.history.append(_event(PublicEvent, (EventKind.DRAW_DISCARD, s, c)))
+            self.history.append(_event(PublicEvent, (EventKind.DRAW_DISCARD, s, c, None)))
             if self._record:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, c))
         elif kind is ActionKind.KNOCK:
@@ -390,24 +668,97 @@ class Match:
                     owes[t] = True
                     n += 1
             self.turns_left = n
-            self.history.append(_event(PublicEvent, (EventKind.KNOCK, s, None)))
+            self.history.append(_event(PublicEvent, (EventKind.KNOCK, s, None, None)))
             if self._record:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
             self._end_turn(s)
-        else:  # PASS
-            self.history.append(_event(PublicEvent, (EventKind.PASS, s, None)))
+        elif kind is ActionKind.PASS:
+            if self.phase is Phase.DEALER_OPTION:
+                # The dealer keeps the hand: not a turn, and the round goes on.
+                self.history.append(_event(PublicEvent, (EventKind.DEALER_PASS, s, None, None)))
+                if self._record:
+                    self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
+                self._open_play()
+                return
+            self.history.append(_event(PublicEvent, (EventKind.PASS, s, None, None)))
             if self._record:
                 self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
             self.turn += 1
             self._finish_round(RoundEnd.EMPTY_STOCK)
+        else:
+            self._apply_variant(action, s)
 
     push = apply_unchecked
+
+    def _apply_variant(self, action: Action, s: int) -> None:
+        """The actions of docs/rules.md, "Variants" (off the plain game's hot path)."""
+        kind = action.kind
+        h = self.hands[s]
+        if kind is ActionKind.SWAP_UPCARD:
+            c = action.card
+            assert c is not None
+            old = self.pile.pop()
+            h[h.index(c)] = old
+            self.pile.append(c)
+            self.history.append(_event(PublicEvent, (EventKind.SWAP_UPCARD, s, c, old)))
+            if self._record:
+                self._records.append(ActionRecord(self.round_no, self.turn, s, action, c, old))
+            if _is31(h):
+                # A blitz before the first turn: the round has 0 turns (the option is no turn).
+                self._finish_round(RoundEnd.BLITZ, thirty_one=(s,))
+            else:
+                self._open_play()
+        elif kind is ActionKind.CALL:
+            # Scored as a knock (knocking under the gun): the caller is the showdown's knocker.
+            self.knocker = s
+            self.history.append(_event(PublicEvent, (EventKind.CALL, s, None, None)))
+            if self._record:
+                self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
+            self.turn += 1
+            self._had_turn[s] = True
+            self._finish_round(RoundEnd.CALL)
+        elif kind is ActionKind.SWAP_HAND:
+            self.face_up = h
+            h = self.hands[s] = self.dummy
+            self.dummy = []
+            self.dummy_taker = s
+            self.history.append(_event(PublicEvent, (EventKind.SWAP_HAND, s, None, None)))
+            if self._record:
+                self._records.append(ActionRecord(self.round_no, self.turn, s, action, None))
+            self._after_swap(s, h)
+        elif kind is ActionKind.SWAP_WIDOW:
+            c, w = action.card, action.widow_card
+            assert c is not None and w is not None
+            widow = self.widow
+            h[h.index(c)] = w
+            widow[widow.index(w)] = c
+            self.history.append(_event(PublicEvent, (EventKind.SWAP_WIDOW, s, c, w)))
+            if self._record:
+                self._records.append(ActionRecord(self.round_no, self.turn, s, action, c, w))
+            self._after_swap(s, h)
+        else:  # pragma: no cover - apply_unchecked handles the other kinds
+            raise GameError(f"unknown action kind {kind!r}")
+
+    def _after_swap(self, s: int, h: list[Card]) -> None:
+        """End a swap turn (dummy or widow): a blitz at 31, else the turn is over."""
+        if _is31(h):
+            self.turn += 1
+            self._finish_round(RoundEnd.BLITZ, thirty_one=(s,))
+        else:
+            self._end_turn(s)
+
+    def _open_play(self) -> None:
+        """After the dealer's option: the first turn goes to the dealer's left."""
+        self.phase = Phase.TURN_START
+        self.current = self._next_seat(self.dealer)
+        self._begin_turn()
 
     def forfeit(self, seat: int, reason: str = "") -> None:
         """Take ``seat`` out of the match at once (the referee's fault policy).
 
         Its hand is dead and it is placed below every seat still in. The match goes on
-        for the others (or ends, if one is left).
+        for the others (or ends, if one is left). Under the pot it pays no more antes and
+        its chips so far stay as they are.
         """
         if self.over:
             raise GameError("the match is over")
@@ -418,7 +769,7 @@ class Match:
         self._out_step[seat] = self._step
         self.dead.extend(self.hands[seat])
         self.hands[seat] = []
-        self.history.append(_event(PublicEvent, (EventKind.FORFEIT, seat, None)))
+        self.history.append(_event(PublicEvent, (EventKind.FORFEIT, seat, None, None)))
         if self._record:
             self._records.append(ForfeitRecord(self.round_no, self.turn, seat, reason))
         if self._owes[seat]:
@@ -428,6 +779,8 @@ class Match:
             self._finish_round(RoundEnd.ABANDONED)
             return
         if seat == self.current:
+            # A dealer who forfeits at the dealer's option: play opens at its left (the
+            # next seat still in), as _advance finds it.
             self.drawn = None
             self.drawn_from = None
             self.phase = Phase.TURN_START
@@ -454,7 +807,9 @@ class Match:
         self._begin_turn()
 
     def _begin_turn(self) -> None:
-        if not self.stock and not self._showdown_stock:
+        # Under reshuffle the restock comes first, whatever the player then does (a dummy
+        # swap included: the dummy hand).
+        if not self.stock and not self._no_restock:
             self._restock()
 
     def _restock(self) -> None:
@@ -468,7 +823,7 @@ class Match:
         self._restocks += 1
         self.stock = order[::-1]
         self.pile = [top]
-        self.history.append(_event(PublicEvent, (EventKind.RESTOCK, self.current, None)))
+        self.history.append(_event(PublicEvent, (EventKind.RESTOCK, self.current, None, None)))
         if self._record:
             self._records.append(RestockRecord(self.round_no, self._restocks - 1, tuple(order)))
 
@@ -499,6 +854,16 @@ class Match:
         # Dealing starts left of the dealer and goes clockwise among the seats still in.
         order = [t for t in range(d + 1, n) if alive[t]] + [t for t in range(d + 1) if alive[t]]
         k = len(order)
+        antes: tuple[int, ...] = ()
+        carried = self.pot
+        if self._pot_game:
+            # Antes go in at the deal, before natural 31s are checked (playing for a pot).
+            ante = self.rules.ante
+            antes = tuple(ante if alive[t] else 0 for t in range(n))
+            chips = self.chips
+            for t in order:
+                chips[t] -= ante
+            self.pot = carried + ante * k
         hands: list[list[Card]] = [[] for _ in range(n)]
         # One card at a time: seat order[j] gets cards j, j+k and j+2k.
         naturals: list[int] = []
@@ -509,9 +874,34 @@ class Match:
                 naturals.append(seat)
         i = 3 * k
         self.hands = hands
-        upcard = deck[i]
-        self.pile = [upcard]
-        self.stock = deck[:i:-1]  # top of the stock is the list's end
+        upcard: Card | None
+        if not self._variant_deal:
+            # The plain deal (the hot path of simulations): the variants' places stay empty.
+            upcard = deck[i]
+            self.pile = [upcard]
+            self.stock = deck[:i:-1]  # top of the stock is the list's end
+        elif self._widow_game:
+            # Three face-up cards; no up-card, stock or pile; the rest is not used (the widow).
+            self.widow = deck[i : i + 3]
+            self.unused = deck[i + 3 :]
+            self.dummy = []
+            upcard = None
+            self.pile = []
+            self.stock = []
+        else:
+            self.widow = []
+            self.unused = []
+            if self._dummy_rule:
+                # The dummy is dealt after the players' hands, before the up-card (the dummy hand).
+                self.dummy = deck[i : i + 3]
+                i += 3
+            else:
+                self.dummy = []
+            upcard = deck[i]
+            self.pile = [upcard]
+            self.stock = deck[:i:-1]  # top of the stock is the list's end
+            self.face_up = []
+            self.dummy_taker = None
         self.dead = []
         self.current = order[0]
         self.phase = Phase.TURN_START
@@ -526,10 +916,26 @@ class Match:
         self.history = []
         if self._record:
             self._records.append(
-                DealRecord(self.round_no, self.dealer, tuple(deck), tuple(tuple(h) for h in hands), upcard)
+                DealRecord(
+                    self.round_no,
+                    self.dealer,
+                    tuple(deck),
+                    tuple(tuple(h) for h in hands),
+                    upcard,
+                    tuple(self.dummy),
+                    tuple(self.widow),
+                    antes,
+                    carried,
+                    self.pot,
+                )
             )
         if naturals:
+            # Natural 31s are checked on the players' hands only, and first: no dealer's
+            # option after one (docs/rules.md, "Variants").
             self._finish_round(RoundEnd.NATURAL_31, thirty_one=tuple(naturals))
+        elif self._dealer_option:
+            self.phase = Phase.DEALER_OPTION
+            self.current = d
 
     def _finish_round(self, end: RoundEnd, thirty_one: tuple[int, ...] = ()) -> None:
         r = self.rules
@@ -542,7 +948,21 @@ class Match:
                 values[s] = table[(1 << h[0]) | (1 << h[1]) | (1 << h[2])]
         losses: dict[int, int] = {}
         showdown = end in _SHOWDOWN_ENDS
-        if end is RoundEnd.NATURAL_31 or end is RoundEnd.BLITZ:
+        winners: tuple[int, ...] = ()
+        tie_break = False
+        pot = self.pot
+        chips_won: tuple[int, ...] = ()
+        if self._pot_game:
+            winners, tie_break = self._pot_winners(end, thirty_one, values)
+            won = [0] * self.players
+            if winners:
+                share = pot // len(winners)
+                for s in winners:
+                    won[s] = share
+                    self.chips[s] += share
+                self.pot = pot - share * len(winners)
+            chips_won = tuple(won)
+        elif end is RoundEnd.NATURAL_31 or end is RoundEnd.BLITZ:
             loss = r.simultaneous_31_loss if len(thirty_one) > 1 else 1
             losses = {s: loss for s in seats if s not in thirty_one}
         elif showdown:
@@ -586,20 +1006,34 @@ class Match:
             for s in out:
                 self.alive[s] = False
                 self._out_step[s] = self._step
-        result = RoundResult(
-            round_no=self.round_no,
-            dealer=self.dealer,
-            end=end,
-            knocker=self.knocker,
-            thirty_one=thirty_one,
-            hands={s: tuple(self.hands[s]) for s in seats},
-            values=values,
-            showdown=showdown,
-            lives_lost=losses,
-            tokens_after=tuple(new_tokens),
-            eliminated=tuple(sorted(out)),
-            sudden_death=sudden,
-            turns=self.turn,
+        # Positional and without NamedTuple's Python-level __new__: one per round, and in
+        # simulations that is a measurable share of the time.
+        result = _round_result(
+            RoundResult,
+            (
+                self.round_no,
+                self.dealer,
+                end,
+                self.knocker,
+                thirty_one,
+                {s: tuple(self.hands[s]) for s in seats},
+                values,
+                showdown,
+                losses,
+                tuple(new_tokens),
+                tuple(sorted(out)),
+                sudden,
+                self.turn,
+                winners,
+                pot if self._pot_game else 0,
+                chips_won,
+                self.pot,
+                tuple(self.chips) if self._pot_game else (),
+                tuple(self.widow) if self.widow else (),
+                tuple(self.face_up) if self.face_up else (),
+                self.dummy_taker,
+                tie_break,
+            ),
         )
         self.rounds.append(result)
         if self._record:
@@ -607,11 +1041,29 @@ class Match:
         if sum(self.alive) <= 1:
             self.over = True
             self.end = MatchEnd.LAST_PLAYER
-        elif self.round_no >= r.max_rounds:
+        elif self.round_no >= self.round_limit:
             self.over = True
-            self.end = MatchEnd.MAX_ROUNDS
+            self.end = MatchEnd.POT_ROUNDS if self._pot_game else MatchEnd.MAX_ROUNDS
         else:
             self._start_round()
+
+    def _pot_winners(
+        self, end: RoundEnd, thirty_one: tuple[int, ...], values: dict[int, float]
+    ) -> tuple[tuple[int, ...], bool]:
+        """Who takes the pot (playing for a pot), and whether ranks broke a tie: 31s at once;
+        else the best hand at the showdown, a tie going to the highest card, then the second,
+        then the third (all three count)."""
+        if end is RoundEnd.NATURAL_31 or end is RoundEnd.BLITZ:
+            return thirty_one, False
+        if end is RoundEnd.ABANDONED or not values:
+            return (), False
+        top = max(values.values())
+        tied = [s for s in sorted(values) if values[s] == top]
+        if len(tied) == 1:
+            return (tied[0],), False
+        keys = {s: tuple(sorted((c >> 2 for c in self.hands[s]), reverse=True)) for s in tied}
+        best = max(keys.values())
+        return tuple(s for s in tied if keys[s] == best), True
 
     # ------------------------------------------------------------------ results
 
@@ -619,14 +1071,21 @@ class Match:
     def placings(self) -> tuple[int, ...]:
         """Each seat's placing (1 = best; shared placings ranked 1, 2, 2, 4).
 
-        While the match runs, seats still in share the best placing.
+        Under lives, while the match runs, seats still in share the best placing. Under the
+        pot, seats still in are ranked by net chips at any time; forfeited seats come below
+        them, later forfeits above earlier ones.
         """
         keys: list[tuple[float, int]] = []
+        pot_game = self._pot_game
         for s in range(self.players):
             step = self._out_step[s]
             if step is None:
-                # Still in: above everyone out; after max_rounds, ranked by tokens.
-                tok = self.tokens[s] if self.end is MatchEnd.MAX_ROUNDS else 0
+                # Still in: above everyone out; after max_rounds, ranked by tokens; under the
+                # pot, by net chips.
+                if pot_game:
+                    tok = self.chips[s]
+                else:
+                    tok = self.tokens[s] if self.end is MatchEnd.MAX_ROUNDS else 0
                 keys.append((float("inf"), tok))
             else:
                 keys.append((float(step), 0))
@@ -634,9 +1093,13 @@ class Match:
 
     @property
     def winner(self) -> int | None:
-        """The last seat standing, or None (match not over, or stopped at max_rounds)."""
+        """The last seat standing, or under the pot the single seat placed first; None while
+        the match runs, after max_rounds, or on a tie for first."""
         if self.end is MatchEnd.LAST_PLAYER:
             return next(s for s in range(self.players) if self.alive[s])
+        if self.end is MatchEnd.POT_ROUNDS:
+            firsts = [s for s, p in enumerate(self.placings) if p == 1]
+            return firsts[0] if len(firsts) == 1 else None
         return None
 
     def take_records(self) -> list[Record]:
@@ -646,18 +1109,28 @@ class Match:
         return out
 
     def cards_in_play(self) -> list[Card]:
-        """Every card in hands, stock, discard pile and dead hands (52 while rules hold)."""
+        """Every card in hands, stock, discard pile, dead hands, the dummy, the face-up old
+        hand, the widow and the widow game's unused cards (52 while the rules hold)."""
         out: list[Card] = []
         for h in self.hands:
             out.extend(h)
         out.extend(self.stock)
         out.extend(self.pile)
         out.extend(self.dead)
+        out.extend(self.dummy)
+        out.extend(self.face_up)
+        out.extend(self.widow)
+        out.extend(self.unused)
         return out
 
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know now: its information set (docs/rules.md, "What a bot sees")."""
         return observe(self, seat)
+
+
+def _is31(h: Sequence[Card]) -> bool:
+    a, b, c = h
+    return _CARD_VALUE[a] + _CARD_VALUE[b] + _CARD_VALUE[c] == 31 and (a & 3) == (b & 3) == (c & 3)
 
 
 def replay_actions(
@@ -668,4 +1141,3 @@ def replay_actions(
     for a in actions:
         m.apply(a)
     return m
-

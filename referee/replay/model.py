@@ -76,7 +76,8 @@ class DealStep:
     dealer: int
     #: Hands the viewer may see, in playing order (the seat left of the dealer first).
     hands: tuple[SeatHand, ...]
-    upcard: Card
+    #: None in the widow game (docs/rules.md, "Variants"), which has no up-card.
+    upcard: Card | None
     stock_size: int
     #: Tokens and who is in, as the round starts.
     tokens: tuple[int, ...]
@@ -110,6 +111,10 @@ class ActionStep:
     by_referee: bool
     #: The acting seat's cards after the action, when the viewer may see them.
     hand: SeatHand | None
+    #: The bot's thinking time for this decision (the referee's measure, in microseconds),
+    #: when the viewer may see it: the omniscient view, or the seat's own decisions. None for
+    #: an action the referee played after a fault.
+    latency_us: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +278,8 @@ class _StepBuilder(LogWatcher):
         self.before: tuple[Card, ...] | None = None
         #: Set once the viewer is out of the match: it saw nothing more until the result.
         self.viewer_out = False
+        #: The thinking time of the decision being applied (None: not the viewer's to see).
+        self.latency: int | None = None
 
     def _sees(self, seat: int) -> bool:
         """Whether the viewer may see ``seat``'s cards (its own, or everyone's when omniscient)."""
@@ -297,6 +304,7 @@ class _StepBuilder(LogWatcher):
             self.before = match.observation(seat).hand
         else:
             self.before = None
+        self.latency = event.latency_us if self._sees(seat) and not event.by_referee else None
 
     def acted(self, at: Position, match: Match, record: ActionRecord, by_referee: bool) -> None:
         seat, kind = record.seat, record.action.kind
@@ -313,7 +321,7 @@ class _StepBuilder(LogWatcher):
             else:
                 after = before
             hand = self._hand(seat, after)
-        self._add(ActionStep(at, seat, record.action, card, by_referee and self._sees(seat), hand))
+        self._add(ActionStep(at, seat, record.action, card, by_referee and self._sees(seat), hand, self.latency))
 
     def faulted(self, at: Position, fault: wire.FaultInfo) -> None:
         if self._sees(fault.seat):

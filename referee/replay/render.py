@@ -38,6 +38,7 @@ from referee.replay.model import (
     Step,
     ThirtyOneStep,
 )
+from referee.text import plural
 
 SectionKind = Literal["header", "deal", "turn", "round_end", "result", "notice"]
 
@@ -239,7 +240,7 @@ def _header(p: _Painter) -> RenderableType:
         ident = s.identity
         bot = ident.name + (f" {ident.version}" if ident.version else "") + (f" by {ident.author}" if ident.author else "")
         seats.add_row(Text("  " + p.labels[s.seat], style="bold"), Text(bot), Text(s.source))
-    policy = h.fault_policy + (f" (a seat forfeits at {h.max_strikes} strikes)" if h.fault_policy == "lenient" else " (the first fault forfeits)")
+    policy = h.fault_policy + (f" (a seat forfeits at {plural(h.max_strikes, 'strike')})" if h.fault_policy == "lenient" else " (the first fault forfeits)")
     parts: list[RenderableType] = [
         title,
         seats,
@@ -258,8 +259,9 @@ def _deal(p: _Painter, d: DealStep) -> RenderableType:
     for i, h in enumerate(d.hands):
         lines.append(p.row(p.margin("deal" if i == 0 else ""), p.seat(h.seat), p.hand(h)))
     up = Text("up-card ")
-    up.append_text(p.card(d.upcard))
-    up.append(f"{g.dot}{d.stock_size} cards in the stock")
+    if d.upcard is not None:
+        up.append_text(p.card(d.upcard))
+    up.append(f"{g.dot}{plural(d.stock_size, 'card')} in the stock")
     lines.append(p.row(p.margin("" if d.hands else "deal"), None, up))
     lines.append(p.row(p.margin("tokens"), None, p.tokens(d.tokens, d.in_game)))
     return Group(*lines)
@@ -326,7 +328,7 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
             after = Text(f" {g.arrow} ").append_text(p.hand(hand)) if hand is not None else Text()
             lines.append(p.row(margin(), p.seat(step.seat), phrase, after))
         elif isinstance(step, RestockStep):
-            t = Text(f"the stock is empty: the discard pile becomes a new stock of {step.stock_size} cards")
+            t = Text(f"the stock is empty: the discard pile becomes a new stock of {plural(step.stock_size, 'card')}")
             if step.top_discard is not None:
                 t.append(f"{g.dot}")
                 t.append_text(p.card(step.top_discard))
@@ -366,7 +368,7 @@ def _end_title(p: _Painter, e: RoundEndStep) -> Text | None:
         who = p.labels[e.ended_by] if e.ended_by is not None else "a seat"
         return Text(f"{who} passed on the empty stock" + (f"; {knocked} earlier" if knocked else ""))
     if e.end is RoundEnd.MAX_TURNS:
-        return Text(f"the turn limit ({e.turns} turns) was reached" + (f"; {knocked}" if knocked else ""))
+        return Text(f"the turn limit ({plural(e.turns, 'turn')}) was reached" + (f"; {knocked}" if knocked else ""))
     if e.end is RoundEnd.ABANDONED:
         return Text("round abandoned: fewer than two seats are left in it; nobody loses a life", style="yellow")
     return None

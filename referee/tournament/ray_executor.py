@@ -599,7 +599,8 @@ class RayExecutor:
             r = TaskResult(key, False, {}, why, infra=True)
             if attempts.get(key, 0) >= MAX_ATTEMPTS:
                 return r
-            todo.append(originals[key])
+            # Next rather than last, as the local pool does (an SPRT test counts deals in order).
+            todo.appendleft(originals[key])
             return dataclasses.replace(r, retrying=True)
 
         while todo or any(w.task is not None for w in workers):

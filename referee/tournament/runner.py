@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.bots.process import LocalLauncher
 from referee.bots.sandbox import SandboxConfig
-from referee.tournament.schedule import ScheduledMatch, build_schedule
+from referee.tournament.schedule import ScheduledMatch, schedule_for
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import BotEntry, MatchRow, TournamentStore, now
 
@@ -190,7 +190,7 @@ def pending_tasks(store: TournamentStore, only: Sequence[str] | None = None) -> 
     """
     settings = store.settings
     entries = {b.name: b for b in store.bots()}
-    schedule = build_schedule(list(entries), settings.table_size, settings.games, settings.seed)
+    schedule = schedule_for(settings, list(entries))
     done = store.done_keys()
     launches = {name: launch_of(store, e) for name, e in entries.items()}
     folder = store.folder.resolve()
@@ -581,7 +581,8 @@ class LocalPool:
         if attempts.get(r.key, 0) >= MAX_ATTEMPTS:
             return r
         original = task or next(t for t in tasks if t.match.key == r.key)
-        todo.append(original)
+        # Next rather than last: an SPRT test counts deals in order, and would wait for it.
+        todo.appendleft(original)
         return dataclasses.replace(r, retrying=True)
 
 
@@ -644,6 +645,8 @@ class RunReport:
     match_s: float = 0.0
     #: Bots disqualified during this run: name -> reason.
     disqualified: dict[str, str] = field(default_factory=dict)
+    #: Whether ``stop()`` ended the run before every pending match was played.
+    stopped: bool = False
 
 
 def clean_leftovers(store: TournamentStore) -> None:
@@ -668,18 +671,20 @@ def run_pending(
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[TaskResult], None] | None = None,
     only: Sequence[str] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> RunReport:
     """Play every pending match of the tournament, committing each one as it finishes.
 
     ``on_start(pending, total)`` is called once; ``on_result`` after each match is stored.
     With ``only``, play exactly those keys again (replacing what is stored once each is
-    played). Raises :class:`~referee.tournament.store.StoreError` if another run holds the
-    folder.
+    played). ``stop()``, asked after each result, ends the run early when true (the matches
+    in flight are abandoned, as on Ctrl-C; an SPRT test stops so at its verdict). Raises
+    :class:`~referee.tournament.store.StoreError` if another run holds the folder.
     """
     with store.run_lock():
         clean_leftovers(store)
         try:
-            return _run_locked(store, jobs, executor, on_start, on_result, only)
+            return _run_locked(store, jobs, executor, on_start, on_result, only, stop)
         finally:
             # Every worker has stopped by now; what their bots left (a worker killed, bots
             # killed by its watchdog) goes too. A hard kill of the run leaves it for the next.
@@ -693,6 +698,7 @@ def _run_locked(
     on_start: Callable[[int, int], None] | None,
     on_result: Callable[[TaskResult], None] | None,
     only: Sequence[str] | None,
+    stop: Callable[[], bool] | None = None,
 ) -> RunReport:
     tasks, total = pending_tasks(store, only)
     report = RunReport(total=total, already_done=total - len(tasks))
@@ -711,7 +717,7 @@ def _run_locked(
     # Closed explicitly: an exception in this loop (Ctrl-C) must stop the workers now, not
     # when the traceback that holds the generator is dropped.
     try:
-        _consume(store, results, by_key, report, settings, only is not None, on_result)
+        _consume(store, results, by_key, report, settings, only is not None, on_result, stop)
     finally:
         close: Callable[[], object] | None = getattr(results, "close", None)
         if close is not None:
@@ -728,6 +734,7 @@ def _consume(
     settings: TournamentSettings,
     replace: bool,
     on_result: Callable[[TaskResult], None] | None,
+    stop: Callable[[], bool] | None = None,
 ) -> None:
     for r in results:
         report.startup_s += r.startup_s
@@ -744,6 +751,9 @@ def _consume(
                 report.failed.append((r.key, r.error))
         if on_result is not None:
             on_result(r)
+        if stop is not None and stop():
+            report.stopped = True
+            return
 
 
 @contextlib.contextmanager

@@ -3,6 +3,17 @@
 Every table of K bots (every combination; every pair when K = 2) plays N deal seeds, and
 each deal seed is played in every cyclic rotation of the seats, so every bot sits in every
 seat with the same cards (as duplicate bridge and ACPC poker do, to cancel the deal's luck).
+
+Two other formats use the same deals, rotations and keys:
+
+- a **gauntlet** plays only the tables that hold at least one challenger (never a table of
+  the other bots alone), in the same order as the round robin;
+- an **SPRT test** (``thirtyone sprt``, :mod:`referee.tournament.sprt`) plays NEW against OLD:
+  at two seats the one table ``NEW+OLD``; at more seats the tables ``NEW+field`` and
+  ``OLD+field``, each with NEW or OLD in seat 0 and the filler bots after it in the order
+  given (not sorted: NEW and OLD must have the same neighbours), both tables playing the
+  same deal seed. Its order is deal first (deal, table, rotation), so the test can stop
+  at a deal boundary.
 """
 
 from __future__ import annotations
@@ -10,6 +21,13 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass
 from itertools import combinations
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.tournament.settings import TournamentSettings
+
+#: The table name an SPRT test's deal seeds derive from: NEW's and OLD's tables share them.
+SPRT_DEALS = ("sprt",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +60,13 @@ def table_key(table: tuple[str, ...]) -> str:
     return "+".join(table)
 
 
-def build_schedule(bots: list[str], table_size: int, games: int, seed: int) -> list[ScheduledMatch]:
-    """All matches of the tournament, in a canonical order (table, deal, rotation)."""
+def build_schedule(
+    bots: list[str], table_size: int, games: int, seed: int, *, challengers: tuple[str, ...] | None = None
+) -> list[ScheduledMatch]:
+    """All matches of the tournament, in a canonical order (table, deal, rotation).
+
+    With ``challengers`` (a gauntlet), only the tables that hold at least one of them.
+    """
     if table_size < 2:
         raise ValueError(f"a table has at least 2 seats, got {table_size}")
     if games < 1:
@@ -53,6 +76,8 @@ def build_schedule(bots: list[str], table_size: int, games: int, seed: int) -> l
     if len(names) < table_size:
         return out
     for table in combinations(names, table_size):
+        if challengers is not None and not any(b in challengers for b in table):
+            continue
         tkey = table_key(table)
         for d in range(games):
             s = deal_seed(seed, table, d)
@@ -60,3 +85,44 @@ def build_schedule(bots: list[str], table_size: int, games: int, seed: int) -> l
                 seats = table[r:] + table[:r]
                 out.append(ScheduledMatch(f"{tkey}/d{d:03d}/r{r}", table, d, r, seats, s))
     return out
+
+
+def build_sprt_schedule(new: str, old: str, field: tuple[str, ...], games: int, seed: int) -> list[ScheduledMatch]:
+    """An SPRT test's matches in deal order (deal, table, rotation); see the module doc."""
+    if games < 1:
+        raise ValueError(f"a test plays at least 1 deal, got {games}")
+    tables = [(new, old)] if not field else [(new, *field), (old, *field)]
+    out: list[ScheduledMatch] = []
+    for d in range(games):
+        s = deal_seed(seed, SPRT_DEALS, d)
+        for table in tables:
+            tkey = "+".join(table)
+            for r in range(len(table)):
+                seats = table[r:] + table[:r]
+                out.append(ScheduledMatch(f"{tkey}/d{d:03d}/r{r}", table, d, r, seats, s))
+    return out
+
+
+def schedule_for(settings: TournamentSettings, bots: list[str]) -> list[ScheduledMatch]:
+    """The schedule of a tournament of these settings with these bots, whatever its format.
+
+    An SPRT test whose bots are not all submitted yet has nothing to play.
+    """
+    if settings.format == "sprt":
+        s = settings.sprt
+        assert s is not None  # the settings check it
+        if not {s.new, s.old, *s.field} <= set(bots):
+            return []
+        return build_sprt_schedule(s.new, s.old, s.field, settings.games, settings.seed)
+    challengers = settings.challengers if settings.format == "gauntlet" else None
+    return build_schedule(bots, settings.table_size, settings.games, settings.seed, challengers=challengers)
+
+
+def not_runnable(settings: TournamentSettings, bots: list[str]) -> str | None:
+    """Why ``tournament run`` does not play this tournament as it stands (None: it does)."""
+    if settings.format == "sprt":
+        return "this folder holds an SPRT test; continue it with 'thirtyone sprt --dir FOLDER'"
+    missing = [c for c in settings.challengers if c not in bots]
+    if settings.format == "gauntlet" and missing:
+        return f"the gauntlet's challenger(s) {', '.join(missing)} are not submitted; submit them first"
+    return None

@@ -18,6 +18,9 @@ FAULT_POLICIES = ("lenient", "strict")
 #: ``on``: the same, stated; ``off``: run bots unsandboxed (the standings say so).
 SANDBOX_MODES = ("auto", "on", "off")
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+#: Tournament formats: every table of the bots; only tables with a challenger (a gauntlet);
+#: a sequential test of one bot against another (``thirtyone sprt``, see :class:`SprtSettings`).
+FORMATS = ("round-robin", "gauntlet", "sprt")
 
 
 class SettingsError(ValueError):
@@ -32,6 +35,10 @@ def section(data: dict[str, Any], name: str) -> dict[str, Any]:
     return dict(value)
 
 
+def _settings(names: set[str]) -> str:
+    return "setting" if len(names) == 1 else "settings"
+
+
 def check_bot_name(name: str) -> str:
     """A bot's name in a tournament: 1-40 letters, digits, ``_ . -``, starting alphanumeric."""
     if not BOT_NAME.fullmatch(name):
@@ -40,6 +47,57 @@ def check_bot_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+@dataclass(frozen=True, slots=True)
+class SprtSettings:
+    """The ``[sprt]`` settings of a tournament of format ``sprt``: who is tested, with which
+    filler bots, and the test's hypotheses and error rates (:mod:`referee.tournament.sprt`)."""
+
+    new: str
+    old: str
+    #: Filler bots that sit with NEW and with OLD at tables of more than two seats.
+    field: tuple[str, ...] = ()
+    elo0: float = 0.0
+    elo1: float = 10.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        from referee.tournament.sprt import SprtError, SprtParams
+
+        for name in (self.new, self.old, *self.field):
+            check_bot_name(name)
+        names = [self.new, self.old, *self.field]
+        if len(set(names)) != len(names):
+            raise SettingsError(f"the bots of an SPRT test must have different names, got {', '.join(names)}")
+        try:
+            SprtParams(self.elo0, self.elo1, self.alpha, self.beta)
+        except SprtError as e:
+            raise SettingsError(str(e)) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``[sprt]`` table."""
+        return {
+            "new": self.new, "old": self.old, "field": list(self.field),
+            "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
+        }
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> SprtSettings:
+        """Read the ``[sprt]`` table back."""
+        known = {"new", "old", "field", "elo0", "elo1", "alpha", "beta"}
+        unknown = set(data) - known
+        if unknown:
+            raise SettingsError(f"unknown [sprt] setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        if not isinstance(data.get("new"), str) or not isinstance(data.get("old"), str):
+            raise SettingsError("[sprt] needs new and old: the names of the two bots tested")
+        return SprtSettings(
+            new=data["new"],
+            old=data["old"],
+            field=_name_list("[sprt] field", data.get("field", [])),
+            **{k: data[k] for k in ("elo0", "elo1", "alpha", "beta") if k in data},
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +118,12 @@ class TournamentSettings:
     bot_env: tuple[str, ...] = ()
     #: Start failures in a row after which a bot is disqualified.
     max_start_failures: int = 3
+    #: One of :data:`FORMATS`.
+    format: str = "round-robin"
+    #: A gauntlet's challengers: every table holds at least one of them.
+    challengers: tuple[str, ...] = ()
+    #: The test of a tournament of format ``sprt``.
+    sprt: SprtSettings | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.table_size, bool) or not isinstance(self.table_size, int) or not (
@@ -86,6 +150,27 @@ class TournamentSettings:
             or not 1 <= self.max_start_failures <= 1000
         ):
             raise SettingsError(f"max_start_failures must be a whole number from 1 to 1000, got {self.max_start_failures!r}")
+        self._check_format()
+
+    def _check_format(self) -> None:
+        if self.format not in FORMATS:
+            raise SettingsError(f"format must be one of {', '.join(FORMATS)}, got {self.format!r}")
+        for name in self.challengers:
+            check_bot_name(name)
+        if self.format == "gauntlet" and not self.challengers:
+            raise SettingsError("a gauntlet needs challengers: the bots every table holds at least one of")
+        if self.format != "gauntlet" and self.challengers:
+            raise SettingsError(f"challengers go with format = \"gauntlet\", not {self.format!r}")
+        if self.format == "sprt":
+            if self.sprt is None:
+                raise SettingsError("format = \"sprt\" needs an [sprt] table (new, old, field, elo0, elo1, alpha, beta)")
+            if self.table_size != 1 + len(self.sprt.field) and not (self.table_size == 2 and not self.sprt.field):
+                raise SettingsError(
+                    f"an SPRT test at tables of {self.table_size} seats needs {self.table_size - 1} filler bot(s) "
+                    f"in [sprt] field, got {len(self.sprt.field)}"
+                )
+        elif self.sprt is not None:
+            raise SettingsError(f"an [sprt] table goes with format = \"sprt\", not {self.format!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, stored in the tournament database."""
@@ -105,6 +190,10 @@ class TournamentSettings:
             "limits": self.limits.to_dict(),
             "bot_env": list(self.bot_env),
             "max_start_failures": self.max_start_failures,
+            # Only where they are not the defaults: a round robin's settings read as before.
+            **({"format": self.format} if self.format != "round-robin" else {}),
+            **({"challengers": list(self.challengers)} if self.challengers else {}),
+            **({"sprt": self.sprt.to_dict()} if self.sprt is not None else {}),
         }
 
     @staticmethod
@@ -112,19 +201,22 @@ class TournamentSettings:
         """Read settings back from :meth:`to_dict`'s form (or a parsed TOML file)."""
         known = {
             "rules", "table_size", "games", "seed", "time_control", "fault_policy", "max_strikes", "sandbox",
-            "max_start_failures", "limits", "bot_env", "tournament",
+            "max_start_failures", "limits", "bot_env", "tournament", "format", "challengers", "sprt",
         }
         unknown = set(data) - known
         if unknown:
-            raise SettingsError(f"unknown setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+            raise SettingsError(f"unknown {_settings(unknown)}: {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
         flat = section(data, "tournament")
-        flat_keys = ("table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "max_start_failures", "bot_env")
+        flat_keys = (
+            "table_size", "games", "seed", "fault_policy", "max_strikes", "sandbox", "max_start_failures", "bot_env",
+            "format", "challengers",
+        )
         for k in flat_keys:
             if k in data:
                 flat[k] = data[k]
         unknown_t = set(flat) - set(flat_keys)
         if unknown_t:
-            raise SettingsError(f"unknown [tournament] setting(s): {', '.join(sorted(unknown_t))}")
+            raise SettingsError(f"unknown [tournament] {_settings(unknown_t)}: {', '.join(sorted(unknown_t))}")
         try:
             rules = rules_from_mapping(section(data, "rules"))
         except RulesError as e:
@@ -132,7 +224,7 @@ class TournamentSettings:
         tc_data = section(data, "time_control")
         unknown_tc = set(tc_data) - {"budget_ms", "bank_ms", "grace_ms"}
         if unknown_tc:
-            raise SettingsError(f"unknown [time_control] setting(s): {', '.join(sorted(unknown_tc))}")
+            raise SettingsError(f"unknown [time_control] {_settings(unknown_tc)}: {', '.join(sorted(unknown_tc))}")
         try:
             tc = TimeControl(**tc_data)
         except (TypeError, ValueError) as e:
@@ -149,6 +241,9 @@ class TournamentSettings:
             limits=limits_from_mapping(section(data, "limits")),
             bot_env=_env_list(flat.get("bot_env", [])),
             max_start_failures=flat.get("max_start_failures", 3),
+            format=flat.get("format", "round-robin"),
+            challengers=_name_list("challengers", flat.get("challengers", [])),
+            sprt=SprtSettings.from_dict(section(data, "sprt")) if "sprt" in data else None,
         )
 
     @staticmethod
@@ -172,10 +267,22 @@ class TournamentSettings:
     def describe(self) -> str:
         """One line for headers: rules, table size, deals, time control."""
         return (
-            f"rules {self.rules.describe()} · {self.table_size} seats/table · {self.games} deals/table "
+            f"rules {self.rules.describe()} · {self.table_size} seats/table · {self.games} deal{'' if self.games == 1 else 's'}/table "
             f"× {self.table_size} rotations · {self.time_control.describe()} · faults {self.fault_policy}"  # noqa: RUF001
-            f" · sandbox {self.sandbox}"
+            f" · sandbox {self.sandbox}" + self._describe_format()
         )
+
+    def _describe_format(self) -> str:
+        if self.format == "gauntlet":
+            return f" · gauntlet of {', '.join(self.challengers)}"
+        if self.sprt is not None:
+            s = self.sprt
+            field = f" with {', '.join(s.field)}" if s.field else ""
+            return (
+                f" · SPRT {s.new} vs {s.old}{field}: elo0 {s.elo0:g}, elo1 {s.elo1:g}, "
+                f"alpha {s.alpha:g}, beta {s.beta:g}, at most {self.games} deals"
+            )
+        return ""
 
 
 def limits_from_mapping(data: dict[str, Any]) -> BotLimits:
@@ -183,11 +290,17 @@ def limits_from_mapping(data: dict[str, Any]) -> BotLimits:
     known = set(BotLimits().to_dict())
     unknown = set(data) - known
     if unknown:
-        raise SettingsError(f"unknown [limits] setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        raise SettingsError(f"unknown [limits] {_settings(unknown)}: {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
     try:
         return BotLimits(**data)
     except ValueError as e:
         raise SettingsError(str(e)) from None
+
+
+def _name_list(what: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{what} must be a list of bot names, got {value!r}")
+    return tuple(value)
 
 
 def _env_list(value: Any) -> tuple[str, ...]:

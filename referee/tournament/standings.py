@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from openskill.models import PlackettLuce
 from scipy.stats import binomtest
 
-from referee.tournament.schedule import build_schedule
+from referee.text import plural
+from referee.tournament.schedule import schedule_for
 from referee.tournament.store import MatchRow, TournamentStore
 
 #: The fault kinds, as the referee names them on the wire, in the log and in the database
@@ -93,6 +94,8 @@ class Standings:
     played: int | None = None
     #: Whether the bots ran without a sandbox (the tournament's ``sandbox = "off"``).
     unsandboxed: bool = False
+    #: Why a schedule ended before its last match (an SPRT test's verdict), if it did.
+    ended_early: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -101,16 +104,22 @@ class Standings:
         False while the schedule is unknown or empty: a tournament short of bots has not
         even begun.
         """
-        return bool(self.scheduled) and self.played == self.scheduled
+        return self.ended_early is not None or (bool(self.scheduled) and self.played == self.scheduled)
 
     @property
     def progress(self) -> str:
-        """``complete: all 480 matches played`` or ``incomplete: 412 of 480 matches played``."""
+        """``complete: all 480 scheduled matches played`` or ``incomplete: 412 of 480 matches played``."""
         if self.scheduled is None or self.played is None:
-            return f"{self.matches} matches played"
+            return f"{plural(self.matches, 'match', 'matches')} played"
+        if self.ended_early is not None:
+            return f"complete: {self.ended_early}"
+        if self.scheduled == 0:
+            return "not started: no matches scheduled yet (too few bots for a table)"
         if self.complete:
+            if self.scheduled == 1:
+                return "complete: the one scheduled match played"
             return f"complete: all {self.scheduled} scheduled matches played"
-        return f"incomplete: {self.played} of {self.scheduled} matches played"
+        return f"incomplete: {self.played} of {plural(self.scheduled, 'match', 'matches')} played"
 
 
 #: Rating passes over the matches in different (fixed, seeded) orders, averaged.
@@ -199,6 +208,50 @@ def compute_standings(
     return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed)
 
 
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A bot's rating after one of its matches: the match's number in the order (from 1)."""
+
+    match: int
+    mu: float
+    sigma: float
+
+
+def rating_history(
+    rows: Iterable[MatchRow], names: Iterable[str] = (), order: Sequence[str] | None = None
+) -> dict[str, list[RatingPoint]]:
+    """Each bot's rating after each match it played, the matches taken in ``order``.
+
+    ``order`` lists match keys (the schedule's order); rows not in it come after, by key.
+    Without it the key order is used. The model is the standings' (openskill Plackett-Luce
+    over the placings) in one pass, so the last point is that pass's rating; the standings
+    average several orders (:data:`RATING_PASSES`), and may differ from it by a little.
+    Every bot starts with a point at match 0 (the model's prior). Pure.
+    """
+    rank = {k: i for i, k in enumerate(order or ())}
+    ordered = sorted(rows, key=lambda r: (rank.get(r.key, len(rank)), r.key))
+    model = PlackettLuce()
+    ratings = {n: model.rating(name=n) for n in names}
+    for row in ordered:
+        for n in row.seats:
+            ratings.setdefault(n, model.rating(name=n))
+    history = {n: [RatingPoint(0, float(r.mu), float(r.sigma))] for n, r in ratings.items()}
+    for i, row in enumerate(ordered, 1):
+        rated = model.rate([[ratings[n]] for n in row.seats], ranks=[float(x) for x in row.placings])
+        for name, team in zip(row.seats, rated, strict=True):
+            ratings[name] = team[0]
+            history[name].append(RatingPoint(i, float(team[0].mu), float(team[0].sigma)))
+    return history
+
+
+def tournament_rating_history(store: TournamentStore) -> dict[str, list[RatingPoint]]:
+    """:func:`rating_history` of a tournament's stored results, in its schedule's order."""
+    settings = store.settings
+    names = [b.name for b in store.bots()]
+    order = [m.key for m in schedule_for(settings, names)]
+    return rating_history(store.matches(), names, order)
+
+
 def tournament_standings(store: TournamentStore) -> Standings:
     """The standings of a tournament as its store holds it: results, schedule size,
     disqualifications, and whether its bots ran unsandboxed.
@@ -208,10 +261,10 @@ def tournament_standings(store: TournamentStore) -> Standings:
     settings = store.settings
     names = [b.name for b in store.bots()]
     rows = store.matches()
-    schedule = {m.key for m in build_schedule(names, settings.table_size, settings.games, settings.seed)}
+    schedule = {m.key for m in schedule_for(settings, names)}
     # Only scheduled matches count toward "played": a row of a withdrawn bot's match is not
     # a step toward this schedule's end.
-    return compute_standings(
+    standings = compute_standings(
         rows,
         names,
         scheduled=len(schedule),
@@ -219,3 +272,15 @@ def tournament_standings(store: TournamentStore) -> Standings:
         disqualified=store.disqualified(),
         unsandboxed=settings.sandbox == "off",
     )
+    if settings.format == "sprt":
+        # A sequential test is over at its verdict, long before its last scheduled deal; its
+        # standings (and its seed) are then final. Imported here: sprt_run imports the runner.
+        from referee.tournament.sprt_run import SprtMonitor
+
+        monitor = SprtMonitor.from_store(store)
+        if monitor.finished:
+            result = monitor.result()
+            standings.ended_early = (
+                f"the sequential test ended ({result.verdict}) after {plural(result.deals, 'deal')}"
+            )
+    return standings

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from referee.text import plural
 from referee.tournament.settings import SettingsError, TournamentSettings
 
 DB_NAME = "tournament.db"
@@ -379,7 +380,9 @@ class TournamentStore:
         with self.run_lock():
             played = self.matches_of(name)
             if played:
-                raise StoreError(f"{name!r} has already played {played} match(es); a bot can only be withdrawn before it plays")
+                raise StoreError(
+                    f"{name!r} has already played {plural(played, 'match', 'matches')}; a bot can only be withdrawn before it plays"
+                )
             with self._tx() as c:
                 c.execute("DELETE FROM bots WHERE name = ?", (name,))
         return entry

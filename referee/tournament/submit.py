@@ -1,24 +1,40 @@
-"""Submitting bots: copy, validate by a short match against the random bot, record.
+"""Submitting bots: name, copy, check, validate by a short match against the random bot, record.
 
-A Python file is copied into ``bots/NAME/``; a bot submitted with ``--dir FOLDER`` (a folder
-plus a command) has its whole folder copied there, and runs with the copy as its working
-folder. Either copy is hashed (:mod:`referee.tournament.botfiles`) and checked again at every
-launch. The validation match runs in the sandbox the tournament's matches will use.
+In that order, so that the cheap refusals come first:
+
+1. the name: a name given (``--name`` or ``NAME=``) is checked (characters, not taken) before
+   anything is copied or started; the bot's own name, when no name is given, as soon as the
+   bot has said it (GetIdentity), before any match;
+2. the copy: a Python file is copied into ``bots/NAME/``; a bot submitted with ``--dir
+   FOLDER`` (a folder plus a command) has its whole folder copied there, and runs with the
+   copy as its working folder. Either copy is hashed (:mod:`referee.tournament.botfiles`)
+   and checked again at every launch;
+3. the compliance check of ``thirtyone check-bot`` (:mod:`referee.bots.compliance`), with the
+   tournament's clock: a failed check names the step and the reason;
+4. a short strict match against the random bot under the tournament's own rules, which the
+   compliance check's fixed positions do not cover (a variant, a long sequence of decisions).
+
+Both run in the sandbox the tournament's matches will use. Error text names the user's own
+files, never the temporary copy the bot ran from.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
+from referee import wire
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
+from referee.bots.compliance import CheckResult, check_bot
 from referee.bots.sandbox import SandboxConfig
 from referee.faults import BotError, BotStartError
 from referee.match import MatchConfig, run_match
 from referee.tournament.botfiles import BotFilesError, check_unchanged, copy_folder, file_sha256
-from referee.tournament.settings import TournamentSettings, check_bot_name
+from referee.tournament.settings import SettingsError, TournamentSettings, check_bot_name
 from referee.tournament.store import BotEntry, StoreError, TournamentStore, now
 
 #: Rounds of the validation match: enough to exercise every kind of decision.
@@ -57,6 +73,49 @@ def launch_spec(text: str, cwd: str, *, kind: str, files: str | None, sha256: st
     return parse_bot_spec(text, cwd=cwd)
 
 
+def check_compliance(
+    spec: BotSpec,
+    settings: TournamentSettings,
+    sandbox: SandboxConfig | None = None,
+    *,
+    on_identity: Callable[[wire.BotIdentity], None] | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
+) -> wire.BotIdentity:
+    """Run ``thirtyone check-bot``'s compliance check with the tournament's clock; return the
+    bot's identity.
+
+    A decision may use the time bank here, as at a match's first decision: a bot that warms
+    up on its first move is not refused for it (the validation match then shows whether it
+    keeps to its budget). Raises :class:`SubmissionError` naming every failed check, or why
+    the bot could not be used; whatever ``on_identity`` raises propagates (see
+    :func:`~referee.bots.compliance.check_bot`).
+    """
+    report = asyncio.run(
+        check_bot(
+            spec,
+            time_control=settings.time_control,
+            launcher=LocalLauncher(sandbox=sandbox),
+            on_identity=on_identity,
+            on_result=on_result,
+            use_bank=True,
+        )
+    )
+    if report.passed:
+        assert report.identity is not None
+        return report.identity
+    failed = report.failures
+    not_run = [r for r in report.results if r.status == "not run"]
+    if report.identity is None or (len(failed) == 1 and failed[0].key == "identity"):
+        # It did not start, or the referee refuses its identity: nothing else could be checked.
+        raise SubmissionError(f"the bot could not be used: {failed[0].reason}")
+    lines = [f"  {r.title}: {r.reason}" for r in failed]
+    if not_run:
+        lines.append(f"  (the last {len(not_run)} checks did not run: {not_run[0].reason.removeprefix('not run: ')})")
+    raise SubmissionError(
+        "the bot failed its compliance check (run 'thirtyone check-bot' on it for every step):\n" + "\n".join(lines)
+    )
+
+
 def validate(
     spec: BotSpec | str, cwd: str, settings: TournamentSettings, sandbox: SandboxConfig | None = None
 ) -> tuple[str, str, str]:
@@ -89,6 +148,33 @@ def validate(
     return ident.name, ident.version, ident.author
 
 
+def _check_name(store: TournamentStore, folder: Path, name: str, *, own: bool = False) -> None:
+    """Refuse a tournament name that is malformed or taken (``own``: the bot's own name)."""
+    try:
+        check_bot_name(name)
+    except SettingsError as e:
+        if own:
+            raise SettingsError(f"{e}; that is the name the bot gives itself: choose one with --name") from None
+        raise
+    if store.bot(name) is not None:
+        raise StoreError(f"a bot named {name!r} is already submitted; choose another --name")
+    dest = folder / "bots" / name
+    if dest.exists():
+        raise StoreError(f"{dest} already exists; choose another --name")
+
+
+def unstage(text: str, copies: dict[Path, Path]) -> str:
+    """``text`` with every path of a temporary copy replaced by the user's original.
+
+    A bot runs from its copy in the tournament folder, so a syntax error or a failed start
+    names the copy's files; the user knows their own. Longer paths are replaced first (the
+    copied file before its folder).
+    """
+    for copy in sorted(copies, key=lambda p: len(str(p)), reverse=True):
+        text = text.replace(str(copy), str(copies[copy]))
+    return text
+
+
 def submit(
     store: TournamentStore,
     bot: str,
@@ -96,12 +182,13 @@ def submit(
     cwd: Path | None = None,
     bot_dir: Path | None = None,
 ) -> BotEntry:
-    """Validate a bot and add it to the tournament under ``name`` (default: the bot's own).
+    """Check a bot and add it to the tournament under ``name`` (default: the bot's own).
 
-    A Python file is copied into the tournament folder with its hash, so editing the
-    original later does not change the tournament; with ``bot_dir`` the whole folder is
-    copied and ``bot`` is a command run inside the copy. Nothing is stored unless the bot
-    passes its validation match, played in the tournament's sandbox.
+    The steps are in the module doc: the name first, then the copy, the compliance check and
+    the validation match, both in the tournament's sandbox. A Python file is copied into the
+    tournament folder with its hash, so editing the original later does not change the
+    tournament; with ``bot_dir`` the whole folder is copied and ``bot`` is a command run
+    inside the copy. Nothing is stored unless every step passes.
     """
     cwd = (cwd or Path.cwd()).resolve()
     if bot_dir is not None:
@@ -114,18 +201,23 @@ def submit(
             raise SubmissionError(f"two names given: {spec.label!r} (in {bot!r}) and --name {name!r}")
         name = spec.label
         bot = bot.split("=", 1)[1].strip()
-    if name is not None:
-        check_bot_name(name)
-        if store.bot(name) is not None:
-            raise StoreError(f"a bot named {name!r} is already submitted; choose another --name")
     settings = store.settings
     folder = store.folder.resolve()
+    if name is not None:
+        _check_name(store, folder, name)
     sandbox = settings.sandbox_config(folder)
     staging: Path | None = None
+    copies: dict[Path, Path] = {}
     sha: str | None = None
     spec_text = bot
     run_cwd = str(cwd)
     kind: str = spec.kind
+
+    def own_name(identity: wire.BotIdentity) -> None:
+        # Known only once the bot runs: checked before it plays anything.
+        if name is None:
+            _check_name(store, folder, identity.name, own=True)
+
     try:
         if bot_dir is not None:
             staging = Path(tempfile.mkdtemp(prefix="submit-", dir=folder / "bots"))
@@ -134,6 +226,7 @@ def submit(
                 sha = copy_folder(bot_dir, staging, skip=(folder,))
             except BotFilesError as e:
                 raise SubmissionError(str(e)) from None
+            copies[staging] = bot_dir
             run_spec = folder_spec(bot, staging)
             kind = "folder"
         elif spec.kind == "file":
@@ -141,19 +234,22 @@ def submit(
             staging = Path(tempfile.mkdtemp(prefix="submit-", dir=folder / "bots"))
             copied = staging / source.name
             shutil.copy2(source, copied)
+            copies[copied] = source
+            copies[staging] = source.parent
             sha = file_sha256(copied)
             run_spec = parse_bot_spec(str(copied), cwd=folder)
         else:
             run_spec = spec
-        bot_name, version, author = validate(run_spec, run_cwd, settings, sandbox)
+        try:
+            check_compliance(run_spec, settings, sandbox, on_identity=own_name)
+            bot_name, version, author = validate(run_spec, run_cwd, settings, sandbox)
+        except SubmissionError as e:
+            raise SubmissionError(unstage(str(e), copies)) from None
         final = name or bot_name
-        check_bot_name(final)
-        if store.bot(final) is not None:
-            raise StoreError(f"a bot named {final!r} is already submitted; choose another --name")
+        # Again: the bot may name itself otherwise now, or another submission took the name.
+        _check_name(store, folder, final, own=name is None)
         if staging is not None:
             dest_dir = folder / "bots" / final
-            if dest_dir.exists():
-                raise StoreError(f"{dest_dir} already exists; choose another --name")
             staging.rename(dest_dir)
             staging = dest_dir
             if kind == "folder":

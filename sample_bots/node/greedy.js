@@ -68,7 +68,7 @@ function loadContract() {
   return grpc.loadPackageDefinition(definition).thirtyone.v1;
 }
 
-// ------------------------------------------------------------------ hand values (RULES.md §2)
+// ------------------------------------------------------------------ hand values (docs/rules.md, "Hand values")
 
 // A card is two characters, rank then suit: "Ah", "Td", "7s" (game.proto).
 const RANKS = '23456789TJQKA';

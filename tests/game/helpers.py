@@ -23,14 +23,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.game import (
+    CALL,
     DECK,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    SWAP_UPCARDS,
     Action,
+    ActionKind,
     Card,
+    EventKind,
     IllegalActionError,
     Match,
     MatchEnd,
@@ -42,6 +47,7 @@ from referee.game import (
     discard,
     hand_value,
     is_thirty_one,
+    swap_widow,
 )
 
 CardsLike = str | Sequence[Card] | Sequence[str]
@@ -76,6 +82,9 @@ def stacked_deck(
     stock: CardsLike | None = None,
     dealer: int | None = None,
     seats_in: Iterable[int] | None = None,
+    *,
+    dummy: CardsLike | bool | None = None,
+    widow: CardsLike | bool | None = None,
 ) -> list[Card]:
     """A full 52-card deck in dealing order that deals ``hands``, ``upcard`` and ``stock``.
 
@@ -83,6 +92,10 @@ def stacked_deck(
     Whatever is not given is filled from :data:`FILLER` (hands in dealing order, then the
     upcard, then the rest of the stock). ``dealer`` defaults to the last seat (round 1);
     ``seats_in`` (default: all) are the seats still in, who alone are dealt to.
+
+    For the variants (docs/rules.md, "Variants"): ``dummy`` (its three cards, or True for
+    filler) is dealt right after the hands, before the up-card; ``widow`` (likewise) right
+    after the hands, with no up-card (``stock`` then stacks the unused rest).
     """
     dealer = players - 1 if dealer is None else dealer
     order = deal_order(players, dealer, seats_in)
@@ -92,9 +105,17 @@ def stacked_deck(
             raise ValueError(f"seat {s} is not dealt to (seats in: {sorted(order)})")
         if len(h) > 3:
             raise ValueError(f"seat {s} is given {len(h)} cards; a hand is three")
+    if dummy is not None and dummy is not False and widow is not None and widow is not False:
+        raise ValueError("a deal has a dummy or a widow, not both")
+    middle_spec = dummy if dummy is not None and dummy is not False else widow
+    has_middle = middle_spec is not None and middle_spec is not False
+    middle = [] if middle_spec is None or isinstance(middle_spec, bool) else parse_cards(middle_spec)
+    is_widow = widow is not None and widow is not False
+    if is_widow and upcard is not None:
+        raise ValueError("the widow game has no up-card")
     up = [] if upcard is None else parse_cards([upcard] if isinstance(upcard, Card) else upcard)
     top = parse_cards(stock)
-    used = [c for h in given.values() for c in h] + up + top
+    used = [c for h in given.values() for c in h] + middle + up + top
     seen: set[Card] = set()
     for c in used:
         if c in seen:
@@ -112,9 +133,17 @@ def stacked_deck(
             raise ValueError(f"the filler made seat {seat} a 31 ({h}); give its hand in full")
         for i, c in enumerate(h):
             deck[j + i * k] = c
-    deck[3 * k] = up[0] if up else next(filler)
+    at = 3 * k
+    if has_middle:
+        while len(middle) < 3:
+            middle.append(next(filler))
+        deck[at : at + 3] = middle
+        at += 3
+    if not is_widow:
+        deck[at] = up[0] if up else next(filler)
+        at += 1
     rest = top + list(filler)
-    deck[3 * k + 1 :] = rest
+    deck[at:] = rest
     out = [c for c in deck if c is not None]
     assert sorted(out) == list(DECK), "stacked_deck built a bad deck"
     return out
@@ -226,8 +255,29 @@ def hand_of(m: Match, seat: int) -> set[str]:
 # Random self-play with invariant checks, shared by the self-play, determinism and secrecy
 # tests. Every check here is written from docs/rules.md, not from the model's code.
 
-ALL_ACTIONS: tuple[Action, ...] = (KNOCK, DRAW_STOCK, DRAW_DISCARD, PASS, *DISCARDS)
+ALL_ACTIONS: tuple[Action, ...] = (
+    KNOCK,
+    DRAW_STOCK,
+    DRAW_DISCARD,
+    PASS,
+    CALL,
+    SWAP_HAND,
+    *DISCARDS,
+    *SWAP_UPCARDS,
+)
 FULL_DECK = sorted(DECK)
+FULL_SET = frozenset(DECK)
+
+
+def candidate_actions(m: Match) -> list[Action]:
+    """Every action worth trying now: :data:`ALL_ACTIONS`, and the widow swaps between the
+    hand (plus two cards that are not in it) and the widow (plus one card that is not)."""
+    hand = list(m.hands[m.current])
+    widow = list(m.widow)
+    others = [c for c in DECK if c not in hand and c not in widow]
+    out = list(ALL_ACTIONS)
+    out += [swap_widow(h, w) for h in [*hand, *others[:2]] for w in [*widow, others[-1]]]
+    return out
 
 
 def snapshot(m: Match) -> dict[str, Any]:
@@ -258,6 +308,12 @@ def quick_state(m: Match) -> tuple[Any, ...]:
         m.round_no,
         m.dealer,
         m.placings,
+        tuple(m.dummy),
+        tuple(m.face_up),
+        m.dummy_taker,
+        tuple(m.widow),
+        tuple(m.chips),
+        m.pot,
     )
 
 
@@ -276,7 +332,7 @@ def check_legality(m: Match) -> None:
     legal_set = set(legal)
     before = snapshot(m)
     quick = quick_state(m)
-    for a in ALL_ACTIONS:
+    for a in candidate_actions(m):
         if a in legal_set:
             assert m.why_illegal(a) is None
             c = clone(m)
@@ -305,7 +361,9 @@ def check_legality(m: Match) -> None:
 
 def expected_losses(r: RoundResult, rules: Rules) -> dict[int, int]:
     """Lives lost in a round, per docs/rules.md (natural 31, blitz, showdown), from the values
-    shown."""
+    shown (none when playing for a pot)."""
+    if rules.scoring == "pot":
+        return {}
     seats = sorted(r.hands)
     if r.end in (RoundEnd.NATURAL_31, RoundEnd.BLITZ):
         n = rules.simultaneous_31_loss if len(r.thirty_one) > 1 else 1
@@ -351,6 +409,25 @@ def sports_style(placings: tuple[int, ...]) -> bool:
     return all(p == 1 + sum(q < p for q in placings) for p in placings)
 
 
+SHOWDOWN_ENDS = (RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS, RoundEnd.CALL)
+
+
+def pot_key(hand: Sequence[Card], rules: Rules) -> tuple[float, tuple[int, ...]]:
+    """Playing for a pot: the hand's value, then its ranks from the highest (all three count)."""
+    return hand_value(hand, rules), tuple(sorted((c.rank for c in hand), reverse=True))
+
+
+def expected_pot_winners(r: RoundResult, rules: Rules) -> tuple[int, ...]:
+    """Who takes the pot (playing for a pot), from the hands shown."""
+    if r.end in (RoundEnd.NATURAL_31, RoundEnd.BLITZ):
+        return r.thirty_one
+    if r.end is RoundEnd.ABANDONED:
+        return ()
+    keys = {s: pot_key(h, rules) for s, h in r.hands.items()}
+    best = max(keys.values())
+    return tuple(sorted(s for s, k in keys.items() if k == best))
+
+
 @dataclass
 class Tracker:
     """Follows a match from the outside and checks it after every step."""
@@ -361,10 +438,20 @@ class Tracker:
     rounds_seen: int = 0
     groups: list[set[int]] = field(default_factory=list)  # who left, in order
     steps: int = 0
+    # Playing for a pot: the chips as the rules make them, and the totals for conservation.
+    chips: list[int] = field(default_factory=list)
+    pot: int = 0
+    dealt: int = 0
+    antes_paid: int = 0
+    awarded: int = 0
+    #: Per round end seen: how many (to check that a test met the cases it means to).
+    ends: dict[RoundEnd, int] = field(default_factory=dict)
+    kinds: dict[ActionKind, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.tokens = [self.m.rules.lives] * self.m.players
         self.alive = [True] * self.m.players
+        self.chips = [0] * self.m.players
         self.check()
 
     def forfeit(self, seat: int) -> None:
@@ -375,28 +462,69 @@ class Tracker:
         assert self.m.alive == self.alive
 
     def apply(self, a: Action) -> None:
+        self.kinds[a.kind] = self.kinds.get(a.kind, 0) + 1
         self.m.apply_unchecked(a)
         self.steps += 1
         self.check()
 
+    def _antes_until(self, round_no: int) -> None:
+        """Every seat still in pays the ante at each deal (playing for a pot)."""
+        m = self.m
+        if m.rules.scoring != "pot":
+            return
+        while self.dealt < round_no:
+            self.dealt += 1
+            for s in range(m.players):
+                if self.alive[s]:
+                    self.chips[s] -= m.rules.ante
+                    self.pot += m.rules.ante
+                    self.antes_paid += m.rules.ante
+
     def check(self) -> None:
         m = self.m
         r = m.rules
+        pot_game = r.scoring == "pot"
         # New rounds: losses, tokens, eliminations, all recomputed from the rules.
         for res in m.rounds[self.rounds_seen :]:
+            self.ends[res.end] = self.ends.get(res.end, 0) + 1
             seats = [s for s in range(m.players) if self.alive[s]]
             assert sorted(res.hands) == seats
             for s in seats:
                 if res.end is not RoundEnd.ABANDONED or len(res.hands[s]) == 3:
                     assert len(res.hands[s]) == 3
                     assert res.values[s] == hand_value(res.hands[s], r)
-            assert res.lives_lost == expected_losses(res, r), res
-            assert res.showdown == (
-                res.end in (RoundEnd.KNOCK, RoundEnd.EMPTY_STOCK, RoundEnd.MAX_TURNS)
-            )
+            assert res.showdown == (res.end in SHOWDOWN_ENDS)
             assert res.turns <= r.max_turns_per_round
             if res.end is RoundEnd.NATURAL_31:
                 assert res.turns == 0
+            if res.end is RoundEnd.CALL:
+                assert res.turns == 1 and r.under_the_gun and res.knocker is not None
+            if pot_game:
+                self._antes_until(res.round_no)
+                assert res.lives_lost == {} and res.eliminated == () and not res.sudden_death
+                assert list(res.tokens_after) == self.tokens
+                assert res.pot == self.pot, (res, self.pot)
+                winners = expected_pot_winners(res, r)
+                assert res.winners == winners, (res, winners)
+                top = max(res.values.values(), default=0)
+                tied = sum(v == top for v in res.values.values())
+                assert res.high_card_tie_break == (res.showdown and tied > 1)
+                won = [0] * m.players
+                if winners:
+                    share = self.pot // len(winners)
+                    for s in winners:
+                        won[s] = share
+                        self.chips[s] += share
+                        self.awarded += share
+                    self.pot -= share * len(winners)
+                assert list(res.chips_won) == won
+                assert res.carried == self.pot and self.pot >= 0
+                assert list(res.chips_after) == self.chips
+                # Chips are conserved: antes paid = chips awarded + chips left in the pot.
+                assert self.antes_paid == self.awarded + self.pot
+                assert sum(self.chips) == -self.pot
+                continue
+            assert res.lives_lost == expected_losses(res, r), res
             new, out, sudden = expected_tokens(self.tokens, seats, res.lives_lost, r)
             assert list(res.tokens_after) == new, res
             assert list(res.eliminated) == out and res.sudden_death == sudden, res
@@ -413,8 +541,14 @@ class Tracker:
             assert m.alive == self.alive
             assert all(t >= 0 for t in m.tokens)
             assert sports_style(m.placings)
-        # 52 cards, three per hand between turns (four for the seat that drew).
-        assert sorted(m.cards_in_play()) == FULL_DECK
+        if pot_game:
+            if not m.over:
+                self._antes_until(m.round_no)
+            assert m.chips == self.chips and m.pot == self.pot, (m.chips, self.chips, m.pot, self.pot)
+            assert self.antes_paid == self.awarded + m.pot
+        else:
+            assert m.pot == 0 and m.chips == [0] * m.players
+        self.check_cards()
         if not m.over:
             cur = m.current
             assert m.alive[cur] and cur != m.knocker
@@ -425,29 +559,65 @@ class Tracker:
                     ), (s, h, m.phase)
                 else:
                     assert m.alive[s]
-            if m.phase is Phase.TURN_START:
-                assert m.pile, "the discard pile is never empty at a turn start"
+            if m.phase is Phase.DEALER_OPTION:
+                assert r.dealer_option and cur == m.dealer and m.turn == 0
+                assert all(e.kind is EventKind.FORFEIT for e in m.history)
+            if m.phase is Phase.TURN_START and r.draw == "stock":
+                # ... but for a forfeit mid-turn that took the card just drawn from the pile.
+                assert m.pile or any(e.kind is EventKind.FORFEIT for e in m.history), (
+                    "the discard pile is never empty at a turn start"
+                )
         else:
             self.check_end()
+
+    def check_cards(self) -> None:
+        """Every card exactly once among hands, stock, discard pile, dead hands, the dummy,
+        the face-up old hand, the widow and the unused cards (docs/rules.md, "Variants")."""
+        m = self.m
+        r = m.rules
+        places = [c for h in m.hands for c in h]
+        places += m.stock + m.pile + m.dead + m.dummy + m.face_up + m.widow + m.unused
+        assert len(places) == 52 and set(places) == FULL_SET
+        if m.phase is not Phase.DISCARD:  # the model's own count, once a turn is enough
+            assert len(m.cards_in_play()) == 52
+        if r.draw == "widow":
+            assert len(m.widow) == 3 and not m.stock and not m.pile and not m.dummy
+            assert len(m.unused) == 52 - 3 - 3 * sum(1 for h in m.hands if h) - len(m.dead)
+        else:
+            assert not m.widow and not m.unused
+        if r.dummy and r.draw == "stock":
+            # Face down until taken; then the taker's old hand lies face up (and nowhere else).
+            assert (len(m.dummy), len(m.face_up)) == ((3, 0) if m.dummy_taker is None else (0, 3))
+        else:
+            assert not m.dummy and not m.face_up and m.dummy_taker is None
 
     def check_end(self) -> None:
         m = self.m
         alive = [s for s in range(m.players) if m.alive[s]]
+        pot_game = m.rules.scoring == "pot"
         if m.end is MatchEnd.LAST_PLAYER:
             assert alive == [m.winner]
+        elif pot_game:
+            limit = m.rules.pot_rounds or 3 * m.players
+            assert m.end is MatchEnd.POT_ROUNDS and m.round_no == limit and len(alive) >= 2
         else:
             assert m.end is MatchEnd.MAX_ROUNDS and m.winner is None
             assert m.round_no == m.rules.max_rounds and len(alive) >= 2
         keys = []
         for s in range(m.players):
             if m.alive[s]:
-                keys.append(
-                    (len(self.groups) + 1, m.tokens[s] if m.end is MatchEnd.MAX_ROUNDS else 0)
-                )
+                if pot_game:
+                    tie = self.chips[s]
+                else:
+                    tie = m.tokens[s] if m.end is MatchEnd.MAX_ROUNDS else 0
+                keys.append((len(self.groups) + 1, tie))
             else:
                 keys.append((next(i for i, g in enumerate(self.groups) if s in g), 0))
         expected = tuple(1 + sum(o > k for o in keys) for k in keys)
         assert m.placings == expected, (m.placings, expected, self.groups)
+        if pot_game and m.end is MatchEnd.POT_ROUNDS:
+            firsts = [s for s in range(m.players) if expected[s] == 1]
+            assert m.winner == (firsts[0] if len(firsts) == 1 else None)
         assert m.legal_actions() == ()
 
 

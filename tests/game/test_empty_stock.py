@@ -13,6 +13,7 @@ from referee.game import (
     IllegalActionError,
     Match,
     Phase,
+    PublicEvent,
     RestockRecord,
     RoundEnd,
     Rules,
@@ -64,7 +65,7 @@ def test_reshuffle_at_the_start_of_the_turn_that_finds_the_stock_empty() -> None
     assert given[0] == card("3c")
     assert sorted(m.stock) == sorted(pile_before)
     assert len(m.stock) == 45
-    assert m.history[-1] == (EventKind.RESTOCK, 1, None)
+    assert m.history[-1] == PublicEvent(EventKind.RESTOCK, 1)
     recs = m.take_records()
     assert RestockRecord(1, 0, given) in recs
     assert len(m.cards_in_play()) == 52 and len(set(m.cards_in_play())) == 52

@@ -14,6 +14,7 @@ from referee.game import (
     IllegalActionError,
     MatchEnd,
     Phase,
+    PublicEvent,
     RoundEnd,
     Rules,
 )
@@ -39,7 +40,7 @@ def test_forfeit_of_a_waiting_seat() -> None:
     m.forfeit(2, "timeout")
     assert m.seats_in == [0, 1, 3] and m.hand(2) == ()
     assert conserved(m) and len(m.dead) == 3
-    assert m.history[-1] == (EventKind.FORFEIT, 2, None)
+    assert m.history[-1] == PublicEvent(EventKind.FORFEIT, 2)
     assert ForfeitRecord(1, 0, 2, "timeout") in m.take_records()
     assert m.placings == (1, 1, 4, 1)
     assert m.current == 0 and not m.over

@@ -63,6 +63,19 @@ DEFAULTS: dict[str, Any] = {
     "blitz": "immediate",
     "max_turns_per_round": 200,
     "max_rounds": 500,
+    # docs/rules.md, "Variants".
+    "dealer_option": False,
+    "under_the_gun": False,
+    "dummy": False,
+    "draw": "stock",
+    "scoring": "lives",
+    "pot_rounds": 0,
+    "ante": 1,
+}
+# docs/rules.md, "Variants": the variant presets, as changes to the table above.
+VARIANT_PRESETS: dict[str, dict[str, Any]] = {
+    "cadillac": TABLE["standard"] | DEFAULTS | {"lives": 4, "three_aces": 33},
+    "bicycle": TABLE["pagat"] | DEFAULTS | {"draw": "widow", "scoring": "pot"},
 }
 
 # Per option: good values (typed), bad values (typed), good text, bad text.
@@ -81,6 +94,13 @@ GOOD: dict[str, list[Any]] = {
     "lives": [1, 3, 4, 99],
     "bus": [True, False],
     "max_rounds": [1, 500, 100_000],
+    "dealer_option": [True, False],
+    "under_the_gun": [True, False],
+    "dummy": [True, False],
+    "draw": ["stock", "widow"],
+    "scoring": ["lives", "pot"],
+    "pot_rounds": [0, 1, 12, 10_000],
+    "ante": [1, 5, 100],
 }
 BAD: dict[str, list[Any]] = {
     "three_of_a_kind": ["31", "on", "", None, True, 29],
@@ -97,6 +117,13 @@ BAD: dict[str, list[Any]] = {
     "lives": [0, 100, -3, 2.5, None, True],
     "bus": ["yes please", 0.5, None],
     "max_rounds": [0, 100_001, None, "many"],
+    "dealer_option": ["maybe", 2, None],
+    "under_the_gun": ["sometimes", 0.5, None],
+    "dummy": [3, None, "dummy"],
+    "draw": ["deck", "", None, 1, "Widow"],
+    "scoring": ["chips", "", None, True],
+    "pot_rounds": [-1, 10_001, 2.5, None, True, "all"],
+    "ante": [0, 101, -1, 1.5, None, False],
 }
 # What each option's error message must mention as accepted.
 ACCEPTS: dict[str, list[str]] = {
@@ -114,13 +141,68 @@ ACCEPTS: dict[str, list[str]] = {
     "lives": ["1", "99"],
     "bus": ["true", "false"],
     "max_rounds": ["1", "100000"],
+    "dealer_option": ["true", "false"],
+    "under_the_gun": ["true", "false"],
+    "dummy": ["true", "false"],
+    "draw": ["'stock'", "'widow'"],
+    "scoring": ["'lives'", "'pot'"],
+    "pot_rounds": ["0", "10000"],
+    "ante": ["1", "100"],
 }
+# Options that cannot be played together (docs/rules.md, "Variants").
+CONFLICTS = [({"dealer_option": True}, {"draw": "widow"}), ({"dummy": True}, {"draw": "widow"})]
+
+
+def _toml(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else f'"{v}"'
+
+
+def conflicting(opts: dict[str, Any]) -> bool:
+    return any(all(opts.get(k) == v for k, v in (a | b).items()) for a, b in CONFLICTS)
 
 
 def test_option_names_are_the_documented_ones() -> None:
     assert set(OPTION_NAMES) == set(TABLE["standard"]) | set(DEFAULTS)
     assert set(GOOD) == set(BAD) == set(ACCEPTS) == set(OPTION_NAMES)
-    assert set(PRESETS) == {"standard", "pagat", "family"}
+    assert set(PRESETS) == {"standard", "pagat", "family", "cadillac", "bicycle"}
+
+
+@pytest.mark.parametrize("name", list(VARIANT_PRESETS))
+def test_variant_presets_match_the_table(name: str) -> None:
+    r = Rules.preset(name)
+    assert r.options() == VARIANT_PRESETS[name]
+    assert r.describe() == name and r.differences() == {}
+    assert rules_from_toml(rules_to_toml(r)) == r
+
+
+@pytest.mark.parametrize(("a", "b"), CONFLICTS)
+def test_options_that_cannot_be_played_together(a: dict[str, Any], b: dict[str, Any]) -> None:
+    makers: list[Callable[[], Rules]] = [
+        lambda: Rules.build("standard", a | b),
+        lambda: Rules.build("bicycle", a),
+        lambda: Rules(**(a | b)),
+        lambda: rules_from_toml(
+            "[rules]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in (a | b).items())
+        ),
+    ]
+    for make in makers:
+        with pytest.raises(RulesError) as e:
+            make()
+        msg = str(e.value)
+        for name in (*a, *b):
+            assert repr(name) in msg, msg
+    # Each alone is fine.
+    Rules.build("standard", a)
+    Rules.build("standard", b)
+
+
+def test_options_unused_under_the_pot_are_accepted() -> None:
+    r = Rules.build(
+        "bicycle", {"lives": 7, "bus": False, "knocker_alone_loss": 3, "max_rounds": 2, "simultaneous_31_loss": 4}
+    )
+    assert r.lives == 7 and r.scoring == "pot"
+    # ... and pot options under lives.
+    assert Rules.build("standard", {"ante": 9, "pot_rounds": 4}).ante == 9
 
 
 @pytest.mark.parametrize("name", list(TABLE))
@@ -179,7 +261,7 @@ def test_bad_values_rejected_naming_option_and_accepted(name: str, value: Any) -
 def test_bad_text_rejected_naming_option(name: str) -> None:
     if name == "three_aces":
         bad = "lots"
-    elif name in ("flush_may_knock", "bus"):
+    elif name in ("flush_may_knock", "bus", "dealer_option", "under_the_gun", "dummy"):
         bad = "perhaps"
     else:
         bad = "9999999"
@@ -254,6 +336,13 @@ def test_text_values_are_coerced() -> None:
 @pytest.mark.parametrize(
     ("text", "option", "value"),
     [
+        ("dealer_option=true", "dealer_option", True),
+        ("under_the_gun=on", "under_the_gun", True),
+        ("dummy=yes", "dummy", True),
+        ("draw=widow", "draw", "widow"),
+        ("scoring=pot", "scoring", "pot"),
+        ("pot_rounds=0", "pot_rounds", 0),
+        ("ante=5", "ante", 5),
         ("lives=4", "lives", 4),
         (" lives = 4 ", "lives", 4),
         ("bus=off", "bus", False),
@@ -338,6 +427,11 @@ ROUND_TRIP = [
     Rules.build(
         "standard", {"knocker_tied": "single", "knocker_alone_loss": 1, "simultaneous_31_loss": 3}
     ),
+    Rules.preset("cadillac"),
+    Rules.preset("bicycle"),
+    Rules.build("bicycle", {"under_the_gun": True, "pot_rounds": 7, "ante": 3}),
+    Rules.build("standard", {"dealer_option": True, "dummy": True, "under_the_gun": True}),
+    Rules.build("cadillac", {"scoring": "pot", "dummy": True}),
 ]
 
 
@@ -357,6 +451,10 @@ def test_toml_round_trip_every_option_combination() -> None:
     for a, b in itertools.combinations(names, 2):
         for va in GOOD[a]:
             for vb in GOOD[b][:2]:
+                if conflicting({a: va, b: vb}):
+                    with pytest.raises(RulesError):
+                        Rules.build("standard", {a: va, b: vb})
+                    continue
                 r = Rules.build("standard", {a: va, b: vb})
                 assert rules_from_toml(rules_to_toml(r)) == r
 
@@ -386,6 +484,15 @@ def test_describe() -> None:
     )
     assert Rules.build("family", {"bus": True, "knock_ban": "first_lap"}).describe() == (
         "family + knock_ban=first_lap, bus=true"
+    )
+    assert Rules.build("standard", {"dummy": True, "scoring": "pot", "ante": 2}).describe() == (
+        "standard + dummy=true, scoring=pot, ante=2"
+    )
+    assert Rules.build("bicycle", {"under_the_gun": True, "pot_rounds": 12}).describe() == (
+        "bicycle + under_the_gun=true, pot_rounds=12"
+    )
+    assert Rules.build("pagat", {"draw": "widow", "scoring": "pot"}).describe() == (
+        "pagat + draw=widow, scoring=pot"
     )
 
 

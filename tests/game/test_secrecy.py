@@ -16,6 +16,7 @@ from referee.game import (
     DECK,
     Action,
     Card,
+    DummyState,
     EventKind,
     Match,
     Observation,
@@ -65,14 +66,23 @@ class SecrecyChecker:
 
     def __call__(self, m: Match) -> None:
         if m.round_no != self.round_no:
-            # A new round: nothing has happened in it yet, its pile is the upcard alone.
-            assert not m.history and len(m.pile) == 1
+            # A new round: nothing has happened in it yet, its pile is the upcard alone (the
+            # widow game has none).
+            widow_game = m.rules.draw == "widow"
+            assert not m.history and len(m.pile) == (0 if widow_game else 1)
             self.round_no = m.round_no
-            self.upcard = m.pile[0]
-        face_up = {self.upcard}
+            self.upcard = None if widow_game else m.pile[0]
+        face_up: set[Card | None] = {self.upcard}
         face_up.update(
             e.card for e in m.history if e.kind in (EventKind.DISCARD, EventKind.DRAW_DISCARD)
         )
+        # docs/rules.md, "Variants": the exchanges with the up-card and the widow show both cards; the
+        # widow and a dummy-taker's old hand lie face up.
+        for e in m.history:
+            if e.kind in (EventKind.SWAP_UPCARD, EventKind.SWAP_WIDOW):
+                face_up.update((e.card, e.taken_card))
+        face_up.update(m.widow)
+        face_up.update(m.face_up)
         for seat in range(m.players):
             self.check_seat(m, seat, face_up)
 
@@ -86,7 +96,8 @@ class SecrecyChecker:
             for e in m.history
             if e.kind is EventKind.DRAW_STOCK and e.seat == seat and e.card is not None
         )
-        hidden: set[Card] = set(m.stock) | set(m.dead)
+        # ... the face-down dummy and the widow game's unused cards are nobody's.
+        hidden: set[Card] = set(m.stock) | set(m.dead) | set(m.dummy) | set(m.unused)
         for s in range(m.players):
             if s != seat:
                 hidden.update(m.hands[s])
@@ -94,6 +105,9 @@ class SecrecyChecker:
         hidden -= own
         shown: set[Card] = set(obs.hand) | set(obs.discard_pile)
         shown.update(e.card for e in obs.history if e.card is not None)
+        shown.update(e.taken_card for e in obs.history if e.taken_card is not None)
+        shown.update(obs.widow)
+        shown.update(obs.face_up)
         if obs.drawn_card is not None:
             shown.add(obs.drawn_card)
         assert not shown & hidden, f"seat {seat} sees {shown & hidden}"
@@ -103,11 +117,23 @@ class SecrecyChecker:
         assert obs.stock_size == len(m.stock)
         assert obs.seat == seat and obs.tokens == tuple(m.tokens) and obs.in_game == tuple(m.alive)
         assert obs.knocker == m.knocker and obs.dealer == m.dealer and obs.rules == m.rules
+        assert obs.widow == tuple(m.widow) and obs.face_up == tuple(m.face_up)
+        assert obs.chips == tuple(m.chips) and obs.pot == m.pot
+        assert obs.dummy_taker == m.dummy_taker
+        assert obs.dummy_state is (
+            DummyState.NONE
+            if not m.rules.dummy
+            else DummyState.FACE_DOWN
+            if m.dummy_taker is None
+            else DummyState.TAKEN
+        )
+        assert obs.rounds_in_match == (m.round_limit if m.rules.scoring == "pot" else 0)
         assert len(obs.history) == len(m.history)
         for mine, full in zip(obs.history, m.history, strict=True):
             assert isinstance(mine, PublicEvent)
             if full.kind is EventKind.DRAW_STOCK and full.seat != seat:
-                assert mine == (EventKind.DRAW_STOCK, full.seat, None)
+                assert mine == PublicEvent(EventKind.DRAW_STOCK, full.seat)
+                assert full.taken_card is None
                 self.hidden_draws_seen += 1
             else:
                 assert mine == full  # every public action is there, as it happened
@@ -132,14 +158,31 @@ def test_observation_has_no_seed_field() -> None:
     assert not any("stock" in n and n != "stock_size" for n in names)
 
 
-@pytest.mark.parametrize("preset", ["standard", "pagat", "family"])
-def test_secrecy_in_selfplay(preset: str) -> None:
+SECRECY_RULES: dict[str, Rules] = {
+    "standard": Rules.preset("standard"),
+    "pagat": Rules.preset("pagat"),
+    "family": Rules.preset("family"),
+    # docs/rules.md, "Variants": every variant.
+    "cadillac": Rules.preset("cadillac"),
+    "bicycle": Rules.preset("bicycle"),
+    "dealer_option": Rules(dealer_option=True),
+    "under_the_gun": Rules(under_the_gun=True),
+    "dummy": Rules(dummy=True),
+    "dummy_showdown": Rules.build("pagat", {"dummy": True, "dealer_option": True}),
+    "widow": Rules(draw="widow"),
+    "pot": Rules(scoring="pot"),
+}
+
+
+@pytest.mark.parametrize("name", list(SECRECY_RULES))
+def test_secrecy_in_selfplay(name: str) -> None:
     total = hidden = 0
+    widow_game = SECRECY_RULES[name].draw == "widow"
     for i in range(16):
         seed = 2**40 + 977 * i
         rnd = random.Random(i)
         policy = reluctant_policy(rnd, 0.05) if i % 6 == 0 else None
-        rules = Rules.build(preset, {"max_turns_per_round": 60})
+        rules = SECRECY_RULES[name].with_options({"max_turns_per_round": 60})
         checker = SecrecyChecker(seed)
         play_match(
             2 + i % 7,
@@ -152,7 +195,8 @@ def test_secrecy_in_selfplay(preset: str) -> None:
         )
         total += checker.checked
         hidden += checker.hidden_draws_seen
-    assert total > 1000 and hidden > 1000
+    # The widow game has no stock: nobody draws a hidden card.
+    assert total > 1000 and (hidden > 1000 or widow_game)
 
 
 def test_own_stock_draw_is_seen_by_its_drawer_only() -> None:
@@ -163,7 +207,7 @@ def test_own_stock_draw_is_seen_by_its_drawer_only() -> None:
     assert m.observation(0).history[-1].card == cards("Kh")[0]
     for s in (1, 2):
         o = m.observation(s)
-        assert o.drawn_card is None and o.history[-1] == (EventKind.DRAW_STOCK, 0, None)
+        assert o.drawn_card is None and o.history[-1] == PublicEvent(EventKind.DRAW_STOCK, 0)
         assert "Kh" not in repr(o).split("'")
     play(m, "0: discard Kh")
     # Once discarded it is public.
@@ -220,3 +264,32 @@ def test_unseen_cards_do_not_change_an_observation(a: list[Card], b: list[Card])
     # ... while the other seats' views do differ when their cards do.
     if set(a[0:3]) != set(b[0:3]):
         assert ma.observation(1) != mb.observation(1)
+
+
+# The dummy (docs/rules.md, "Variants"): two worlds that differ only in the dummy's cards (and the stock
+# cards they were swapped with, below anything drawn) look the same to every seat but the
+# one that takes the dummy, before and after it is taken.
+def dummy_world(dummy: str, stock_tail: str) -> Match:
+    hands = {0: "2c 3d 5h", 1: "Ah Kh 4c", 2: "As Ks 4d"}
+    deck = stacked_deck(3, hands=hands, dummy=dummy, upcard="9s")
+    # Put ``stock_tail`` at the bottom of the stock (never drawn here).
+    tail = list(cards(stock_tail))
+    deck = [c for c in deck if c not in tail] + tail
+    return stacked_match(3, deck, Rules(dummy=True, knock_ban="none"))
+
+
+def test_the_dummys_cards_are_nobodys_until_taken_then_the_takers() -> None:
+    a = dummy_world("Jc Qc 9c", "Jd Qd 9d")
+    b = dummy_world("Jd Qd 9d", "Jc Qc 9c")
+    assert a.dummy != b.dummy
+    moves = ["0: draw stock", "0: discard 2c", "1: swap hand", "2: knock"]
+    for mv in moves:
+        for s in (0, 2):
+            assert a.observation(s) == b.observation(s), (mv, s)
+        play(a, mv)
+        play(b, mv)
+    for s in (0, 2):
+        assert a.observation(s) == b.observation(s)
+    # The taker alone sees its new hand.
+    assert a.observation(1).hand != b.observation(1).hand
+    assert set(a.observation(1).hand) == set(cards("Jc Qc 9c"))

@@ -65,7 +65,17 @@ def random_rules(rnd: random.Random) -> Rules:
         "lives": rnd.choice([1, 2, 3, 4]),
         "bus": rnd.random() < 0.5,
         "max_rounds": rnd.choice([1, 3, 20, 500]),
+        # docs/rules.md, "Variants": each variant on a third of the time (two cannot meet the widow).
+        "dealer_option": rnd.random() < 0.3,
+        "under_the_gun": rnd.random() < 0.3,
+        "dummy": rnd.random() < 0.3,
+        "draw": rnd.choice(["stock", "stock", "widow"]),
+        "scoring": rnd.choice(["lives", "lives", "pot"]),
+        "pot_rounds": rnd.choice([0, 1, 5]),
+        "ante": rnd.choice([1, 3]),
     }
+    if opts["draw"] == "widow":
+        opts["dealer_option"] = opts["dummy"] = False
     assert set(opts) | {"blitz"} == set(OPTION_NAMES)
     return Rules.build(rnd.choice(PRESETS), opts)
 

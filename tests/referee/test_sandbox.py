@@ -361,3 +361,23 @@ def test_a_program_found_on_the_organisers_path_is_found_inside(tmp_path: Path, 
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "tool ran"
+
+
+def test_a_stopped_sandboxed_bot_gets_its_sigterm() -> None:
+    """Stopping a sandboxed bot delivers SIGTERM to the bot itself, which shuts down cleanly.
+
+    bubblewrap's death would SIGKILL the bot at once, so the referee signals the bot inside the
+    sandbox first; the SDK prints a line when it gets the signal, and exits with code 0.
+    """
+
+    async def go() -> tuple[str, int | None]:
+        handle = await start_bot("greedy", launcher=LocalLauncher(sandbox=SandboxConfig()))
+        process = handle.process
+        assert process is not None
+        await close_bots([handle])
+        await process.output_closed(2.0)
+        return process.output_tail(), process.exit_code()
+
+    output, code = run(go())
+    assert "SIGTERM: stopping" in output, output
+    assert code == 0, output

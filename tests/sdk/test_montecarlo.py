@@ -42,6 +42,12 @@ from tests.sdk.helpers import play_over_grpc, python_module, start_bot
 
 PLAYERS = (2, 3, 4, 6)
 
+# The SDK does not play the widow game or the pot yet (docs/rules.md, "Variants"; a later step):
+# its tests run under every preset of the stock game played for lives.
+LIVES_STOCK_PRESETS = sorted(
+    p for p in PRESETS if Rules.preset(p).draw == "stock" and Rules.preset(p).scoring == "lives"
+)
+
 
 class TableKnockBot(GreedyBot):
     """Greedy play knocking at the threshold bot's table-size thresholds."""
@@ -53,7 +59,7 @@ class TableKnockBot(GreedyBot):
 # ---------------------------------------------------------------------- the rollout policy
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", LIVES_STOCK_PRESETS)
 def test_greedy_policy_matches_the_greedy_bot(preset: str) -> None:
     rules = Rules.preset(preset)
     decisions = 0
@@ -86,7 +92,7 @@ def test_discard_choice_is_best_discard() -> None:
 # ---------------------------------------------------------------------- rollouts
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", LIVES_STOCK_PRESETS)
 @pytest.mark.parametrize("knock_at", [22.0, 99.0], ids=["greedy", "never-knock"])
 def test_rollout_of_the_true_position_reproduces_the_model(preset: str, knock_at: float) -> None:
     # From the omniscient position, with the match's own chance (same restock orders) and
@@ -183,7 +189,7 @@ def test_win_chance_model() -> None:
 
 
 @pytest.mark.parametrize("players", PLAYERS)
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", LIVES_STOCK_PRESETS)
 def test_only_legal_actions(players: int, preset: str) -> None:
     # The harness raises IllegalMoveError on any illegal answer. A few guesses per decision
     # keep it quick; every seat but one is the bot, so it meets every situation a lot.

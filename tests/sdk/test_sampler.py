@@ -49,6 +49,12 @@ from sdk.view import SeatMemory, View
 ALL = frozenset(DECK)
 Policy = Callable[[Match], Action]
 
+# The SDK does not play the widow game or the pot yet (docs/rules.md, "Variants"; a later step):
+# its tests run under every preset of the stock game played for lives.
+LIVES_STOCK_PRESETS = sorted(
+    p for p in PRESETS if Rules.preset(p).draw == "stock" and Rules.preset(p).scoring == "lives"
+)
+
 
 def never_knock(rng: random.Random) -> Policy:
     """Random play that never knocks: long rounds, restocks, reshuffled discards."""
@@ -124,7 +130,7 @@ def check_guess(pos: Position, truth: Position, view: View) -> None:
 @settings(max_examples=25, deadline=None)
 @given(
     players=st.sampled_from([2, 3, 4, 6, 9]),
-    preset=st.sampled_from(sorted(PRESETS)),
+    preset=st.sampled_from(LIVES_STOCK_PRESETS),
     seed=st.integers(0, 2**32 - 1),
     infer=st.booleans(),
 )
@@ -147,7 +153,7 @@ def test_restocks_and_forfeits_are_covered() -> None:
     # The property test above is only as good as the states it meets: make sure self-play
     # reaches restocks, dead hands and the discard phase under every preset.
     seen: set[str] = set()
-    for preset in sorted(PRESETS):
+    for preset in LIVES_STOCK_PRESETS:
         for seed in range(6):
             for m, memories in selfplay(4, Rules.preset(preset), seed, steps=300):
                 view = view_of(m, memories)
@@ -264,7 +270,7 @@ def value(table: dict[int, float], hand: list[Card] | tuple[Card, ...]) -> float
 # ---------------------------------------------------------------------- positions
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", LIVES_STOCK_PRESETS)
 def test_position_round_trip_rebuilds_the_same_match(preset: str) -> None:
     # vars() of the rebuilt match equals the original's (but for the round log): if Match
     # gains a field, match_from_position must learn to set it.
@@ -324,3 +330,14 @@ def test_without_chance_a_shuffle_is_refused() -> None:
     assert isinstance(seeded._chance, SeededChance)
 
 
+
+
+def test_a_forfeit_between_a_draw_and_the_drawers_forfeit() -> None:
+    # Seat 2 draws; seat 0 (waiting) forfeits; then seat 2 forfeits holding four cards. The
+    # dead cards are 3 + 4, not 3 + 3 (hypothesis found this under the cadillac preset).
+    met = False
+    for m, memories in selfplay(9, Rules(), 362881, steps=150):
+        kinds = [(e.kind.name, e.seat) for e in m.history[-3:]]
+        met |= kinds[-2:] == [("FORFEIT", 0), ("FORFEIT", 2)]
+        Sampler(view_of(m, memories), infer=False, knock_at=KNOCK_AT).sample(random.Random(0))
+    assert met

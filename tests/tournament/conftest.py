@@ -26,7 +26,7 @@ from typer.testing import CliRunner, Result
 import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots.sandbox import probe
 from referee.cli.app import app
-from referee.tournament.schedule import build_schedule
+from referee.tournament.schedule import schedule_for
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import DB_NAME, TournamentStore
 from referee.tournament.submit import submit
@@ -148,7 +148,7 @@ def scheduled_keys(folder: Path) -> list[str]:
     """The keys of the tournament's whole schedule."""
     with TournamentStore.open(folder) as store:
         s = store.settings
-        return [m.key for m in build_schedule([b.name for b in store.bots()], s.table_size, s.games, s.seed)]
+        return [m.key for m in schedule_for(s, [b.name for b in store.bots()])]
 
 
 def outcomes(folder: Path) -> dict[str, Any]:

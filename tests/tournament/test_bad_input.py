@@ -15,11 +15,11 @@ from referee.tournament.store import StoreError, TournamentStore
 
 from .conftest import SDK_BOT, copy_tournament, fails, flat, left_as_is, ok
 
-#: File bots that start but break the rules or the protocol in their validation match.
+#: File bots that start but break the rules or the protocol, which the compliance check finds.
 FAULTY_BOTS = {
     # Passing is legal only under empty_stock=showdown, never at the start of a standard match.
     "passer": (SDK_BOT.replace('name = "plain"', 'name = "passer"').replace(
-        "        if view.must_discard:", "        return sdk.PASS\n        if view.must_discard:"), "illegal in round 1"),
+        "        if view.must_discard:", "        return sdk.PASS\n        if view.must_discard:"), "illegal action pass"),
     # Not an action at all: the SDK ends the stream, which the referee records as a crash.
     "garbler": (SDK_BOT.replace('name = "plain"', 'name = "garbler"').replace(
         "        if view.must_discard:", "        return 'garbage'  # type: ignore[return-value]\n        if view.must_discard:"),
@@ -44,8 +44,8 @@ def one(one_bot_tournament: Path, tmp_path: Path) -> Path:
         (["submit", "{t}", "x=random", "--name", "y"], "two names given: 'x' (in 'x=random') and --name 'y'"),
         (["submit", "{t}", "./missing.py"], "no such file"),
         (["withdraw", "{t}", "nobody"], "no bot named 'nobody' in this tournament (bots: random)"),
-        (["tournament", "run", "{t}"], "the tournament has 1 bot(s) but tables of 2"),
-        (["tournament", "run", "{t}", "-j", "0"], "--jobs must be at least 1, got 0"),
+        (["tournament", "run", "{t}"], "the tournament has 1 bot but tables of 2"),
+        (["tournament", "run", "{t}", "-j", "0"], "--jobs must be a whole number of at least 1, got 0"),
         (["standings", "{t}", "--json", "--csv"], "choose one of --json and --csv"),
         (["tournament", "new", "{t}"], "already holds a tournament (tournament.db)"),
     ],
@@ -66,12 +66,12 @@ def test_a_bot_that_cannot_start_is_refused(one: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bot", sorted(FAULTY_BOTS))
-def test_a_bot_that_faults_in_validation_is_refused(one: Path, tmp_path: Path, bot: str) -> None:
+def test_a_bot_that_fails_its_compliance_check_is_refused(one: Path, tmp_path: Path, bot: str) -> None:
     source, message = FAULTY_BOTS[bot]
     path = tmp_path / f"{bot}.py"
     path.write_text(source)
     with left_as_is(one):
-        fails("submit", one, path, message="the bot faulted in its validation match against the random bot")
+        fails("submit", one, path, message="the bot failed its compliance check")
         fails("submit", one, path, "--name", "other", message=message)
 
 
@@ -132,17 +132,17 @@ def test_a_missing_folder_a_file_and_a_stranger_folder(tmp_path: Path) -> None:
 
 
 BAD_SETTINGS = [
-    (["--table-size", "1"], "table_size must be a whole number from 2 to 9, got 1"),
-    (["--table-size", "10"], "table_size must be a whole number from 2 to 9, got 10"),
-    (["--games", "0"], "games (deals per table) must be a whole number from 1 to 100000"),
+    (["--table-size", "1"], "--table-size must be a whole number from 2 to 9, got 1"),
+    (["--table-size", "10"], "--table-size must be a whole number from 2 to 9, got 10"),
+    (["--games", "0"], "--games must be a whole number from 1 to 100000"),
     (["--seed", "-1"], "seed must be a whole number from 0 to 2**64-1"),
     (["--rule", "lives=0"], "rule option 'lives' got 0"),
     (["--rule", "colour=red"], "unknown rule option 'colour'"),
     (["--rule", "lives"], "a rule must be written key=value"),
     (["--preset", "nope"], "unknown preset 'nope'"),
     (["--fault-policy", "harsh"], "fault_policy must be one of lenient, strict"),
-    (["--max-strikes", "0"], "max_strikes must be a whole number from 1 to 1000"),
-    (["--budget-ms", "0"], "budget_ms must be at least 1 ms"),
+    (["--max-strikes", "0"], "--max-strikes must be a whole number from 1 to 1000"),
+    (["--budget-ms", "0"], "--budget-ms must be a whole number from 1 to 3600000, got 0"),
 ]
 
 BAD_TOML = [
@@ -150,9 +150,9 @@ BAD_TOML = [
     ("tournament = 5\n", "[tournament] must be a table of settings, got 5"),
     ("rules = [1, 2]\n", "[rules] must be a table of settings, got [1, 2]"),
     ("time_control = 3\n", "[time_control] must be a table of settings, got 3"),
-    ("[tournament]\ncolour = 1\n", "unknown [tournament] setting(s): colour"),
-    ("[timecontrol]\nbudget_ms = 1\n", "unknown setting(s): timecontrol"),
-    ("[time_control]\nbudget = 1\n", "unknown [time_control] setting(s): budget"),
+    ("[tournament]\ncolour = 1\n", "unknown [tournament] setting: colour"),
+    ("[timecontrol]\nbudget_ms = 1\n", "unknown setting: timecontrol"),
+    ("[time_control]\nbudget = 1\n", "unknown [time_control] setting: budget"),
     ("[tournament]\ngames = \"ten\"\n", "games (deals per table) must be a whole number"),
     ("[tournament]\ntable_size = 3.0\n", "table_size must be a whole number from 2 to 9, got 3.0"),
     ("[rules]\nlives = \"x\"\n", "rule option 'lives' got 'x'"),

@@ -73,7 +73,7 @@ def test_a_folder_bot_is_copied_hashed_played_and_refused_once_changed(tmp_path:
     # The original may change or go: the tournament plays its copy.
     (src / "lib" / "strategy.py").write_text("raise SystemExit('edited')\n")
     ran = ok("tournament", "run", t)
-    assert "2 match(es)" in flat(ran.stderr + ran.stdout) or "played 2" in flat(ran.stderr + ran.stdout)
+    assert "2 matches" in flat(ran.stderr + ran.stdout) or "played 2" in flat(ran.stderr + ran.stdout)
     # A changed copy is never run.
     (copy / "lib" / "strategy.py").write_text(STRATEGY + "# changed\n")
     t2 = tmp_path / "t2"

@@ -78,7 +78,7 @@ def test_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.chdir(work)  # where the user submits from; removed before the run
 
     created = ok("tournament", "new", folder, "--table-size", "3", "--games", "1", "--seed", "77", "--sandbox", SANDBOX)
-    assert "created tournament" in created.stdout and "3 seats/table · 1 deals/table" in flat(created.stdout)
+    assert "created tournament" in created.stdout and "3 seats/table · 1 deal/table" in flat(created.stdout)
     assert sorted(p.name for p in folder.iterdir()) == ["bots", "logs", "tournament.db"]
 
     for name in SAMPLES:
@@ -114,7 +114,7 @@ def test_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
     # 4 bots, tables of 3: 4 tables x 1 deal x 3 rotations; each bot sits at 3 tables.
     run = ok("tournament", "run", folder, "-j", "2")
-    assert "played 12 match(es)" in flat(run.stderr) and "faults: none" in flat(run.stderr)
+    assert "played 12 matches" in flat(run.stderr) and "faults: none" in flat(run.stderr)
     assert copy.read_text() == SDK_BOT
     assert "nothing to play: all 12 scheduled matches are done" in flat(ok("tournament", "run", folder).stderr)
     for row in stored_matches(folder):
@@ -126,7 +126,7 @@ def test_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
     table = flat(ok("standings", folder).stdout)
     assert f"Standings of {folder} (12 matches)" in table
-    assert "rules standard · 3 seats/table · 1 deals/table \N{MULTIPLICATION SIGN} 3 rotations" in table
+    assert "rules standard · 3 seats/table · 1 deal/table \N{MULTIPLICATION SIGN} 3 rotations" in table
     assert "Head to head" in table
     for name in ("greedy", "mine", "random", "threshold"):
         assert f" {name} " in table
@@ -143,7 +143,7 @@ def test_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         assert by_bot[r["bot"]][0] == str(r["rank"]) and by_bot[r["bot"]][5] == str(r["matches"])
 
     # Withdrawing: refused once a bot has played, allowed before.
-    fails("withdraw", folder, "greedy", message="'greedy' has already played 9 match(es)")
+    fails("withdraw", folder, "greedy", message="'greedy' has already played 9 matches")
     late = tmp_path / "late.py"
     late.write_text(SDK_BOT)
     ok("submit", folder, late, "--name", "late")
@@ -165,6 +165,7 @@ def test_demo(tmp_path: Path) -> None:
     assert f"demo tournament in {folder}: random, greedy, threshold" in out
     assert "Demo standings (3 matches)" in out
     assert f"thirtyone standings {folder}" in out
+    assert f"thirtyone serve {folder}" in out
     assert len(list((folder / "logs").glob("*.jsonl"))) == 3
     data = json.loads(ok("standings", folder, "--json").stdout)
     check_standings(folder, data, set(SAMPLES), per_bot=3, total=3)

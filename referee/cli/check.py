@@ -1,0 +1,151 @@
+"""``thirtyone check-bot``: does a bot keep the contract? One line per check, pass or fail, and why.
+
+The checking is :mod:`referee.bots.compliance`; this module only names the bot, chooses the
+sandbox and the clock (the options of ``thirtyone match``), and prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, NoReturn
+
+import typer
+from rich.markup import escape
+from rich.text import Text
+
+from referee.bots import LocalLauncher, parse_bot_spec
+from referee.bots.compliance import CheckResult, ComplianceReport, check_bot
+from referee.bots.sandbox import (
+    BotLimits,
+    SandboxConfig,
+    SandboxError,
+    check_env_entries,
+    choose_sandbox,
+)
+from referee.cli.app import app
+from referee.cli.console import err, fail, out
+from referee.cli.options import BotEnvOpt, MemoryOpt, ProcessesOpt, SandboxOpt, bot_limits
+from referee.faults import BotError
+from referee.timecontrol import TimeControl
+
+_DEFAULT_TC = TimeControl()
+_DEFAULT_LIMITS = BotLimits()
+#: The width of the titles' column (the longest title of the standard checks).
+TITLE_WIDTH = 42
+#: Lines of the bot's own output shown after a failed check.
+LAST_LINES = 10
+
+_LABELS = {
+    "pass": ("PASS", "bold green"),
+    "fail": ("FAIL", "bold red"),
+    "skipped": ("SKIP", "yellow"),
+    "not run": ("----", "dim"),
+}
+
+
+def result_line(result: CheckResult) -> Text:
+    """One check as printed: ``PASS  decision: turn start    draw stock in 3 ms``.
+
+    A reason of several lines (a bot's last output) continues indented. The bot's own text is
+    never read as markup.
+    """
+    label, style = _LABELS[result.status]
+    first, *more = result.reason.splitlines() or [""]
+    line = Text.assemble((label, style), "  ", (f"{result.title:<{TITLE_WIDTH}}", "bold"), "  ", first)
+    for extra in more:
+        line.append("\n" + " " * (TITLE_WIDTH + 8) + extra, style="dim")
+    return line
+
+
+def summary_line(report: ComplianceReport) -> Text:
+    """The verdict: how many checks passed, failed, were skipped or did not run."""
+    counts = {s: sum(1 for r in report.results if r.status == s) for s in _LABELS}
+    total = len(report.results)
+    parts = [f"{counts['pass']} of {total} checks passed"]
+    parts += [f"{counts[s]} {s if s != 'fail' else 'failed'}" for s in ("fail", "skipped", "not run") if counts[s]]
+    verdict = ("the bot keeps the contract", "bold green") if report.passed else ("the bot does not keep the contract", "bold red")
+    return Text.assemble(verdict, ": " + ", ".join(parts))
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    fail(message, code)
+
+
+@app.command("check-bot")
+def check_bot_command(
+    bot: Annotated[
+        str,
+        typer.Argument(
+            help="The bot, named as for 'thirtyone match': a sample bot's name, a Python file (./my_bot.py), "
+            'a command ("node bot.js"), or a running bot\'s address (grpc://host:port, unix:///path).',
+            show_default=False,
+        ),
+    ],
+    budget_ms: Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms.")] = _DEFAULT_TC.budget_ms,
+    bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank per seat, ms: only the first decision may use it (later ones are told 0).")] = _DEFAULT_TC.bank_ms,
+    grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport delays, ms.")] = _DEFAULT_TC.grace_ms,
+    startup_timeout: Annotated[float, typer.Option("--startup-timeout", help="Seconds the bot gets to start.")] = 10.0,
+    sandbox: SandboxOpt = "auto",
+    memory_mb: MemoryOpt = _DEFAULT_LIMITS.memory_mb,
+    max_processes: ProcessesOpt = _DEFAULT_LIMITS.processes,
+    bot_env: BotEnvOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")] = False,
+) -> None:
+    """Check that a bot keeps the contract, as the referee will start and call it.
+
+    In order: health SERVING for both service names; identity and protocol version; match
+    start; one decision of each kind (turn start, discard after a stock draw, discard after
+    taking the discard, the knock lap, an empty stock under the showdown rule), legal and
+    within the budget; two streams at once; match end; exit on SIGTERM. Exits 0 when every
+    check passes, 1 otherwise.
+    """
+    try:
+        spec = parse_bot_spec(bot)
+    except BotError as e:
+        _fail(str(e))
+    try:
+        tc = TimeControl(budget_ms, bank_ms, grace_ms)
+    except ValueError as e:
+        _fail(str(e))
+    if startup_timeout <= 0:
+        _fail(f"--startup-timeout must be positive, got {startup_timeout:g}")
+    try:
+        wanted = SandboxConfig(limits=bot_limits(memory_mb, max_processes), env=check_env_entries(bot_env or []))
+        sandbox_config, warning = choose_sandbox(sandbox, wanted) if spec.launched else (None, "")
+    except (ValueError, SandboxError) as e:
+        _fail(str(e))
+    if warning:
+        err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)
+    where = "at its address" if not spec.launched else ("sandboxed" if sandbox_config is not None else "unsandboxed")
+    err.print(escape(f"checking {spec.text} ({where}; {tc.describe()})"), highlight=False, soft_wrap=True)
+
+    def on_result(result: CheckResult) -> None:
+        if not as_json:
+            out.print(result_line(result), highlight=False, soft_wrap=True)
+
+    with asyncio.Runner() as runner:
+        try:
+            report = runner.run(
+                check_bot(
+                    spec,
+                    time_control=tc,
+                    startup_timeout_s=startup_timeout,
+                    launcher=LocalLauncher(sandbox=sandbox_config),
+                    on_result=on_result,
+                )
+            )
+        except KeyboardInterrupt:
+            err.print("interrupted; the bot is stopped", highlight=False)
+            raise typer.Exit(130) from None
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        lines = [ln for ln in report.output_tail.splitlines() if ln.strip()][-LAST_LINES:]
+        # A bot that did not start has its last output in the failed check's reason already.
+        shown = any(lines and lines[-1] in r.reason for r in report.failures)
+        if not report.passed and lines and not shown:
+            out.print(Text("last output of the bot:", style="bold"))
+            out.print(Text("\n".join("  " + ln for ln in lines), style="dim"), soft_wrap=True)
+        out.print(summary_line(report), highlight=False)
+    raise typer.Exit(0 if report.passed else 1)

@@ -1,0 +1,389 @@
+"""What the web viewer shows, as JSON-able data: standings, rating history, the match list,
+and replays, read from a tournament folder (its database opened read-only) or from a
+folder of match logs.
+
+Pure of any presentation: the standings' JSON form is the CLI's (``standings --json``),
+handed in by the caller as :data:`StandingsJson` so that this package needs neither rich nor
+Typer. Replays go through the replay model (:mod:`referee.replay.model`) and
+:func:`referee.web.replay_json.replay_to_json`; the browser never reads a log.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from referee.faults import LogError
+from referee.log import read_log, walk_log
+from referee.replay.model import build_replay
+from referee.replay.verify import _expected_result, _Tally, has_results, log_files
+from referee.tournament.settings import TournamentSettings
+from referee.tournament.standings import (
+    RatingPoint,
+    Standings,
+    compute_standings,
+    rating_history,
+    tournament_rating_history,
+    tournament_standings,
+)
+from referee.tournament.store import DB_NAME, MatchRow, StoreError, TournamentStore
+from referee.tournament.store import _connect as _connect_db
+from referee.web.replay_json import replay_to_json
+
+#: The CLI's ``standings --json`` text for standings and settings (None: loose logs).
+StandingsJson = Callable[[Standings, TournamentSettings], str]
+
+#: Points per bot in the rating plot at most (the history is thinned evenly, last point kept).
+HISTORY_POINTS = 400
+#: Matches per page of the match list, at most.
+MAX_PER_PAGE = 500
+#: Sort keys of the match list: name -> SQL expression.
+SORTS = {
+    "key": "key",
+    "finished": "finished_at",
+    "duration": "duration_s",
+    "rounds": "CAST(json_extract(result, '$.rounds') AS INTEGER)",
+}
+
+
+class _Entry(NamedTuple):
+    """A match in the list's index: what it is filtered and sorted by."""
+
+    key: str
+    seats: tuple[str, ...]
+    rounds: int
+    finished_at: str
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    signature: Any
+    entries: list[_Entry]
+    bots: list[str]
+
+
+class NotFound(LookupError):
+    """No such match (or view) in the folder."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The match list's query: a bot to filter by, a sort, a page."""
+
+    bot: str | None = None
+    sort: str = "key"
+    desc: bool = False
+    page: int = 1
+    per: int = 50
+
+    def clean(self) -> Page:
+        """The query with every value in range."""
+        sort = self.sort if self.sort in SORTS else "key"
+        per = min(max(1, self.per), MAX_PER_PAGE)
+        return Page(self.bot or None, sort, self.desc, max(1, self.page), per)
+
+
+def match_id(log_path: str | Path) -> str:
+    """A match's id in the viewer: its log's file stem."""
+    return Path(log_path).stem
+
+
+def _row_json(row: MatchRow) -> dict[str, Any]:
+    r = row.result
+    seats = r.get("seats", [])
+    winner = r.get("winner")
+    return {
+        "id": match_id(row.log_path),
+        "key": row.key,
+        "seats": list(row.seats),
+        "placings": row.placings,
+        "winner": row.seats[winner] if isinstance(winner, int) and 0 <= winner < len(row.seats) else None,
+        "reason": r.get("reason"),
+        "rounds": r.get("rounds"),
+        "faults": sum(sum(int(n) for n in s.get("faults", {}).values()) for s in seats),
+        "forfeits": sum(1 for s in seats if s.get("forfeited")),
+        "finished_at": row.finished_at,
+        "duration_s": round(row.duration_s, 3),
+    }
+
+
+def _thin(points: list[RatingPoint]) -> list[list[float]]:
+    """At most :data:`HISTORY_POINTS` points, evenly spaced, the first and last kept."""
+    if len(points) > HISTORY_POINTS:
+        step = (len(points) - 1) / (HISTORY_POINTS - 1)
+        points = [points[round(i * step)] for i in range(HISTORY_POINTS)]
+    return [[p.match, round(p.mu, 3), round(p.sigma, 3)] for p in points]
+
+
+def history_json(history: dict[str, list[RatingPoint]]) -> dict[str, Any]:
+    """The rating history for the plot: per bot, ``[match, mu, sigma]`` points."""
+    total = max((p.match for pts in history.values() for p in pts), default=0)
+    return {"matches": total, "bots": {name: _thin(pts) for name, pts in sorted(history.items())}}
+
+
+def replay_views(path: Path) -> dict[str, Any]:
+    """Every view of one match: ``omni`` and each seat's (``"0"``, ``"1"``, ...)."""
+    log = read_log(path)
+    views = {"omni": replay_to_json(build_replay(log, None))}
+    for seat in range(log.header.players):
+        views[str(seat)] = replay_to_json(build_replay(log, seat))
+    return views
+
+
+class Source:
+    """A folder the viewer shows: a tournament, or match logs."""
+
+    def __init__(self, folder: Path, standings_json: StandingsJson) -> None:
+        self.folder = Path(folder)
+        self.standings_json = standings_json
+        self.tournament = has_results(self.folder)
+        self._lock = threading.Lock()
+        self._cache: tuple[Any, dict[str, Any]] | None = None
+        self._logs: dict[str, Path] = {}
+        self._loose: tuple[Any, list[MatchRow]] | None = None
+        self._idx: _Index | None = None
+        self._computing: threading.Thread | None = None
+        self._next_compute = 0.0
+        self._error: str | None = None
+        if not self.folder.is_dir():
+            raise StoreError(f"no such folder: {self.folder}")
+        if self.tournament:
+            TournamentStore.open(self.folder, readonly=True).close()  # a clear error now, if any
+        elif not log_files(self.folder):
+            raise StoreError(f"{self.folder} holds neither a tournament ({DB_NAME}) nor match logs (*.jsonl)")
+
+    # ------------------------------------------------------------ the database, read-only
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        conn = _connect_db(self.folder / DB_NAME, True)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def signature(self) -> Any:
+        """Changes whenever what the pages show changes (polled by the browser)."""
+        if not self.tournament:
+            return [(p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in log_files(self.folder)]
+        try:
+            with self._db() as c:
+                return list(c.execute(
+                    "SELECT (SELECT count(*) FROM matches), (SELECT max(rowid) FROM matches), "
+                    "(SELECT count(*) FROM disqualified), (SELECT group_concat(name) FROM bots)"
+                ).fetchone())
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.folder / DB_NAME}: {e}") from None
+
+    # ------------------------------------------------------------ loose logs
+
+    def _loose_rows(self) -> list[MatchRow]:
+        sig = self.signature()
+        if self._loose is not None and self._loose[0] == sig:
+            return self._loose[1]
+        rows = []
+        for p in log_files(self.folder):
+            try:
+                log = read_log(p)
+            except LogError:
+                continue
+            if log.footer is None:
+                continue
+            tally = _Tally(log.header.players)
+            if walk_log(log, tally).divergence is not None:
+                continue
+            result = _expected_result(log, tally)
+            names = tuple(s.label or s.identity.name for s in log.header.seats)
+            when = datetime.fromtimestamp(p.stat().st_mtime, UTC).isoformat(timespec="seconds")
+            rows.append(MatchRow(p.stem, "", 0, 0, log.header.seed, names, result, str(p.relative_to(self.folder)), when, 0.0))
+        self._loose = (sig, rows)
+        return rows
+
+    # ------------------------------------------------------------ standings and history
+
+    def standings(self, *, wait: bool = True) -> dict[str, Any]:
+        """``standings --json``'s data, plus ``history`` (the rating plot), ``signature`` and
+        ``stale``.
+
+        Computed once per change of the results, in a thread of its own. With ``wait=False``
+        (the server's polls) the last computed standings are returned at once, marked
+        ``stale`` while newer ones are being computed; a new computation starts no sooner
+        than its last one took after it ended, so a live run is never slowed by more than
+        half a core.
+        """
+        sig = self.signature()
+        with self._lock:
+            cached = self._cache
+            if cached is not None and cached[0] == sig:
+                return cached[1]
+            thread = self._computing
+            if thread is None and (cached is None or time.monotonic() >= self._next_compute):
+                thread = self._computing = threading.Thread(target=self._compute, args=(sig,), name="standings", daemon=True)
+                thread.start()
+        if cached is not None and not wait:
+            return {**cached[1], "stale": True}
+        if thread is not None:
+            thread.join()
+        with self._lock:
+            if self._cache is None:
+                raise StoreError(self._error or f"cannot compute the standings of {self.folder}")
+            return self._cache[1]
+
+    def _compute(self, sig: Any) -> None:
+        started = time.monotonic()
+        try:
+            data = self._standings_now()
+        except (StoreError, sqlite3.Error) as e:
+            with self._lock:
+                self._error = str(e)
+                self._computing = None
+            return
+        data["signature"] = json.dumps(sig)
+        data["stale"] = False
+        with self._lock:
+            self._cache = (sig, data)
+            self._computing = None
+            self._error = None
+            self._next_compute = time.monotonic() + max(1.0, time.monotonic() - started)
+
+    def _standings_now(self) -> dict[str, Any]:
+        if self.tournament:
+            with TournamentStore.open(self.folder, readonly=True) as store:
+                st = tournament_standings(store)
+                data: dict[str, Any] = json.loads(self.standings_json(st, store.settings))
+                history = tournament_rating_history(store)
+        else:
+            rows = self._loose_rows()
+            st = compute_standings(rows)
+            data = json.loads(self.standings_json(st, TournamentSettings()))
+            data["settings"] = None
+            history = rating_history(rows)
+        shown = data.get("settings") or {}
+        # As text too: a 64-bit seed is beyond a JavaScript number's exact integers.
+        data["seed_text"] = str(shown["seed"]) if shown.get("seed") is not None else None
+        data["history"] = history_json(history)
+        data["source"] = {"folder": self.folder.name, "kind": "tournament" if self.tournament else "logs"}
+        return data
+
+    # ------------------------------------------------------------ the match list
+
+    def _index(self) -> _Index:
+        """The match list's light columns, read once per change of the results."""
+        sig = self.signature()
+        with self._lock:
+            if self._idx is not None and self._idx.signature == sig:
+                return self._idx
+        entries: list[_Entry] = []
+        if self.tournament:
+            with self._db() as c:
+                names = {str(n) for (n,) in c.execute("SELECT name FROM bots")}
+                for key, seats, rounds, fin, dur in c.execute(
+                    "SELECT key, seats, CAST(json_extract(result, '$.rounds') AS INTEGER), finished_at, duration_s FROM matches"
+                ):
+                    entries.append(_Entry(key, tuple(json.loads(seats)), int(rounds or 0), fin, float(dur)))
+        else:
+            names = set()
+            for r in self._loose_rows():
+                entries.append(_Entry(r.key, r.seats, int(r.result.get("rounds", 0)), r.finished_at, r.duration_s))
+        for e in entries:
+            names.update(e.seats)
+        idx = _Index(sig, entries, sorted(names))
+        with self._lock:
+            self._idx = idx
+        return idx
+
+    def bots(self) -> list[str]:
+        """Every bot's name, for the filter."""
+        return self._index().bots
+
+    def matches(self, query: Page) -> dict[str, Any]:
+        """One page of the match list: ``total`` (after the filter), ``rows``, ``bots``.
+
+        Filtered and sorted over an index of light columns held in memory (read again when
+        the results change), then only the page's rows are read in full.
+        """
+        q = query.clean()
+        idx = self._index()
+        chosen = [e for e in idx.entries if q.bot in e.seats] if q.bot else list(idx.entries)
+        field = {"key": 0, "finished": 3, "duration": 4, "rounds": 2}[q.sort]
+        chosen.sort(key=lambda e: (e[field], e.key), reverse=q.desc)
+        page = chosen[(q.page - 1) * q.per : q.page * q.per]
+        keys = [e.key for e in page]
+        if self.tournament:
+            by_key: dict[str, MatchRow] = {}
+            with self._db() as c:
+                marks = ",".join("?" * len(keys))
+                for key, tk, deal, rot, seed, seats, result, log, fin, dur in c.execute(
+                    f"SELECT * FROM matches WHERE key IN ({marks})", keys
+                ):
+                    by_key[key] = MatchRow(key, tk, deal, rot, int(seed), tuple(json.loads(seats)), json.loads(result), log, fin, dur)
+            rows = [by_key[k] for k in keys if k in by_key]
+        else:
+            loose = {r.key: r for r in self._loose_rows()}
+            rows = [loose[k] for k in keys if k in loose]
+        total = len(chosen)
+        return {
+            "total": total,
+            "page": q.page,
+            "per": q.per,
+            "pages": max(1, -(-total // q.per)),
+            "sort": q.sort,
+            "desc": q.desc,
+            "bot": q.bot,
+            "rows": [_row_json(r) for r in rows],
+            "bots": idx.bots,
+        }
+
+    def all_matches(self) -> list[dict[str, Any]]:
+        """Every match, in key order (for the static export)."""
+        first = self.matches(Page(per=1))
+        out: list[dict[str, Any]] = []
+        pages = -(-int(first["total"]) // MAX_PER_PAGE)
+        for n in range(1, pages + 1):
+            out.extend(self.matches(Page(page=n, per=MAX_PER_PAGE))["rows"])
+        return out
+
+    # ------------------------------------------------------------ replays
+
+    def log_path(self, mid: str) -> Path:
+        """The log of match ``mid`` (its log's stem)."""
+        path = self._logs.get(mid)
+        if path is None or not path.is_file():
+            self._logs = {p.stem: p for p in log_files(self.folder)}
+            path = self._logs.get(mid)
+        if path is None or (self.tournament and not self._finished(mid)):
+            # A tournament's match in play is not shown: its log holds the hands of a match
+            # that is not over.
+            raise NotFound(f"no finished match {mid!r} in {self.folder}")
+        return path
+
+    def _finished(self, mid: str) -> bool:
+        with self._db() as c:
+            found = c.execute("SELECT log_path FROM matches WHERE log_path LIKE ?", (f"%{mid}.jsonl",)).fetchall()
+        return any(match_id(p) == mid for (p,) in found)
+
+    def replay(self, mid: str, view: str) -> dict[str, Any]:
+        """One view (``omni`` or a seat number) of match ``mid``, as JSON data."""
+        path = self.log_path(mid)
+        log = read_log(path)
+        if view == "omni":
+            seat = None
+        elif view.isdigit() and int(view) < log.header.players:
+            seat = int(view)
+        else:
+            raise NotFound(f"no view {view!r} of match {mid!r} (omni, or a seat from 0 to {log.header.players - 1})")
+        data = replay_to_json(build_replay(log, seat))
+        data["id"] = mid
+        return data
+
+
+__all__ = ["NotFound", "Page", "Source", "StandingsJson", "history_json", "match_id", "replay_views"]
