@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from referee.log import read_log
+from referee.text import plural
 from referee.tournament import ray_executor
 from referee.tournament.ray_executor import (
     WORKER_DIR_PREFIX,
@@ -170,7 +171,7 @@ def test_every_executor_gives_the_reference_results(
         nodes.ensure_two()
         args = ["--ray", nodes.address]
     run = ok("tournament", "run", folder, *args)
-    assert "played 36 match(es)" in flat(run.stderr), run.output
+    assert "played 36 matches" in flat(run.stderr), run.output
     rows = check_complete(folder, reference_run)
     ok("replay", "--verify", folder)
     with TournamentStore.open(folder) as store:
@@ -238,7 +239,7 @@ def test_a_killed_worker_a_lost_node_and_a_killed_runner_lose_nothing(
 
     # 4. Run again, on the one node left: exactly the missing matches, the reference's results.
     run = ok("tournament", "run", folder, "--ray", two_nodes.address)
-    assert f"played {total - after_kill} match(es)" in flat(run.stderr), run.output
+    assert f"played {plural(total - after_kill, 'match', 'matches')} in" in flat(run.stderr), run.output
     check_complete(folder, reference_run)
     ok("replay", "--verify", folder)
     results = [json.dumps(r.result["node"]) for r in stored_matches(folder)]
