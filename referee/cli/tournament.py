@@ -407,7 +407,7 @@ def run_command(
     ] = None,
     ray_jobs: Annotated[
         int | None,
-        typer.Option("--ray-jobs", help="With --ray: matches played at once [default: one per CPU of the cluster].", show_default=False),
+        typer.Option("--ray-jobs", help="With --ray: matches played at once (at least 1). \\[default: one per CPU of the cluster]", show_default=False),
     ] = None,
 ) -> None:
     """Play every pending match (resumes where a stopped run left off)."""
