@@ -35,6 +35,7 @@ from referee.game import MAX_PLAYERS, RulesError, parse_overrides
 from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import (
+    Executor,
     RunError,
     RunReport,
     TaskResult,
@@ -282,7 +283,9 @@ def withdraw_command(folder: DirArg, name: Annotated[str, typer.Argument(help="T
     out.print(f"withdrew [bold]{name}[/]")
 
 
-def _run(store: TournamentStore, jobs: int, quiet: bool = False, only: list[str] | None = None) -> RunReport:
+def _run(
+    store: TournamentStore, jobs: int, quiet: bool = False, only: list[str] | None = None, executor: Executor | None = None
+) -> RunReport:
     faults = dict.fromkeys(FAULT_KINDS, 0)
     failed = 0
     progress = Progress(
@@ -327,17 +330,17 @@ def _run(store: TournamentStore, jobs: int, quiet: bool = False, only: list[str]
         progress.update(task_id, description=fault_text())
 
     with progress:
-        report = run_pending(store, jobs, on_start=on_start, on_result=on_result, only=only)
+        report = run_pending(store, jobs, executor=executor, on_start=on_start, on_result=on_result, only=only)
     for name, reason in report.disqualified.items():
         err.print(f"[red]{escape(name)} is disqualified:[/] {escape(reason)}", highlight=False)
     return report
 
 
-def _report(report: RunReport, jobs: int) -> None:
+def _report(report: RunReport, jobs: int, how: str = "") -> None:
     if report.played:
         startup_share = report.startup_s / report.match_s if report.match_s else 0.0
         err.print(
-            f"played {plural(report.played, 'match', 'matches')} in {report.seconds:.1f} s with -j {jobs} "
+            f"played {plural(report.played, 'match', 'matches')} in {report.seconds:.1f} s {how or f'with -j {jobs}'} "
             f"({report.played / report.seconds:.2f} matches/s; bot start-up {startup_share:.0%} of match time)",
             highlight=False,
         )
@@ -362,11 +365,13 @@ def _interrupt(signum: int, frame: object) -> None:
     raise _Stopped(128 + signum)
 
 
-def _play(folder: Path, store: TournamentStore, jobs: int, only: list[str] | None = None) -> RunReport:
+def _play(
+    folder: Path, store: TournamentStore, jobs: int, only: list[str] | None = None, executor: Executor | None = None
+) -> RunReport:
     """Run with Ctrl-C and SIGTERM stopping the run cleanly (exit 130 / 143)."""
     previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _run(store, jobs, only=only)
+        return _run(store, jobs, only=only, executor=executor)
     except KeyboardInterrupt as e:
         err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
         raise typer.Exit(e.code if isinstance(e, _Stopped) else 130) from None
@@ -390,9 +395,43 @@ def _play(folder: Path, store: TournamentStore, jobs: int, only: list[str] | Non
 def run_command(
     folder: DirArg,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once (at least 1).")] = 1,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Play the matches on a Ray cluster (HOST:PORT of its head, or 'auto'), or 'local' to start "
+            "Ray on this machine for the run; needs the ray extra. This machine still writes every result.",
+            show_default=False,
+        ),
+    ] = None,
+    ray_jobs: Annotated[
+        int | None,
+        typer.Option("--ray-jobs", help="With --ray: matches played at once (at least 1). \\[default: one per CPU of the cluster]", show_default=False),
+    ] = None,
 ) -> None:
     """Play every pending match (resumes where a stopped run left off)."""
     check_numbers({"--jobs": jobs})
+    executor: Executor | None = None
+    if ray_jobs is not None and ray is None:
+        fail("--ray-jobs goes with --ray ADDRESS")
+    if ray is not None and jobs != 1:
+        fail("-j sets the local workers; with --ray, --ray-jobs N sets the matches played at once")
+    if ray is not None:
+        from referee.tournament import ray_executor
+
+        if ray_jobs is not None and ray_jobs < 1:
+            fail(f"--ray-jobs must be a whole number of at least 1, got {ray_jobs}")
+        try:
+            ray_executor.require_ray()
+        except RunError as e:
+            fail(str(e))
+        try:
+            executor = ray_executor.RayExecutor(
+                ray, ray_jobs, on_message=lambda text: err.print(f"[yellow]{escape(text)}[/]", highlight=False)
+            )
+        except RunError as e:
+            fail(str(e), 1)
     with _open(folder) as store:
         if len(store.bots()) < store.settings.table_size:
             fail(
@@ -406,8 +445,14 @@ def run_command(
             store.settings.sandbox_config(store.folder)
         except SandboxError as e:
             fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
-        report = _play(folder, store, jobs)
-        _report(report, jobs)
+        report = _play(folder, store, jobs, executor=executor)
+        how = ""
+        if ray is not None:
+            from referee.tournament.ray_executor import RayExecutor
+
+            assert isinstance(executor, RayExecutor)
+            how = f"on Ray ({plural(executor.workers, 'worker')} on {plural(len(executor.nodes), 'node')})"
+        _report(report, jobs, how)
         if report.failed:
             fail(
                 f"{plural(len(report.failed), 'match', 'matches')} could not be played for reasons of the referee's, not the bots' "
