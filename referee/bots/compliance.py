@@ -238,6 +238,8 @@ class DecisionCase:
     claim: Callable[[Match], bool]
     #: What a bot must get right here, for people (shown when the check fails).
     hint: str = ""
+    #: Whether matches under the given rules can ask this kind of decision.
+    used_by: Callable[[Rules], bool] = lambda rules: rules.draw == "stock"
 
     def position(self) -> Position:
         """Play the moves and return the position (AssertionError if it is not of this kind)."""
@@ -318,6 +320,7 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         and PASS in m.legal_actions()
         and {a.kind for a in m.legal_actions()} == {ActionKind.PASS, ActionKind.SWAP_UPCARD},
         hint="phase DEALER_OPTION: answer PASS (keep the hand) or a SWAP_UPCARD from legal_actions",
+        used_by=lambda rules: rules.dealer_option,
     ),
     DecisionCase(
         "call_first_turn",
@@ -328,6 +331,7 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         moves=(),
         claim=lambda m: m.turn == 0 and _legal(m) == {CALL, DRAW_STOCK, DRAW_DISCARD},
         hint="legal_actions holds CALL, a kind of action of its own: answer from it",
+        used_by=lambda rules: rules.under_the_gun,
     ),
     DecisionCase(
         "swap_hand",
@@ -338,6 +342,7 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         moves=(draw_stock, throw_drawn),
         claim=lambda m: len(m.dummy) == 3 and SWAP_HAND in m.legal_actions() and KNOCK in m.legal_actions(),
         hint="legal_actions holds SWAP_HAND (no card): answer from it",
+        used_by=lambda rules: rules.dummy,
     ),
     DecisionCase(
         "swap_widow",
@@ -350,8 +355,20 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         and len(m.legal_actions()) == 9
         and all(a.kind is ActionKind.SWAP_WIDOW for a in m.legal_actions()),
         hint="no knock and no pass: answer a SWAP_WIDOW from legal_actions, with its card and widow_card",
+        used_by=lambda rules: rules.draw == "widow",
     ),
 )
+
+
+def cases_for(rules: Rules | None) -> tuple[DecisionCase, ...]:
+    """The decision cases that matches under ``rules`` can ask; every case for ``None``.
+
+    A tournament played under the standard rules has no business refusing a bot that does not
+    know the widow; a bicycle tournament asks no discard after a stock draw.
+    """
+    if rules is None:
+        return DECISION_CASES
+    return tuple(c for c in DECISION_CASES if c.used_by(rules))
 
 
 # ---------------------------------------------------------------- the check
@@ -741,6 +758,7 @@ __all__ = [
     "Move",
     "Position",
     "Status",
+    "cases_for",
     "check_bot",
     "draw_discard",
     "draw_stock",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sqlite3
 import tempfile
 import time
@@ -30,6 +29,7 @@ from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.options import BotEnvOpt, SandboxOpt, check_numbers
 from referee.cli.standings_view import standings_csv, standings_json, standings_table
+from referee.cli.stopping import exit_code, signals_stop
 from referee.faults import BotError
 from referee.game import MAX_PLAYERS, RulesError, parse_overrides
 from referee.text import plural
@@ -349,46 +349,27 @@ def _report(report: RunReport, jobs: int, how: str = "") -> None:
         err.print(f"nothing to play: {done} done", highlight=False)
 
 
-class _Stopped(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during a run; ``code`` is the exit status it asks for."""
-
-    def __init__(self, code: int) -> None:
-        super().__init__()
-        self.code = code
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    # One stop is enough: a second Ctrl-C while the workers are being stopped must not
-    # break that cleanup with a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise _Stopped(128 + signum)
-
-
 def _play(
     folder: Path, store: TournamentStore, jobs: int, only: list[str] | None = None, executor: Executor | None = None
 ) -> RunReport:
     """Run with Ctrl-C and SIGTERM stopping the run cleanly (exit 130 / 143)."""
-    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        return _run(store, jobs, only=only, executor=executor)
-    except KeyboardInterrupt as e:
-        err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
-        raise typer.Exit(e.code if isinstance(e, _Stopped) else 130) from None
-    except StoreError as e:  # another run holds the folder
-        fail(str(e))
-    except SandboxError as e:  # the machine cannot sandbox, and the tournament wants it
-        fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
-    except RunError as e:
-        fail(str(e), 1)
-    except OSError as e:  # the referee's own files: the disk, the folder
-        fail(f"the run stopped: {describe_error(e)}; finished matches are saved", 1)
-    except sqlite3.Error as e:  # SQLite says "database or disk is full" for a full disk
-        what = "the disk is full" if "full" in str(e) else f"the tournament database cannot be written ({e})"
-        fail(f"the run stopped: {what}; finished matches are saved", 1)
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+    with signals_stop():
+        try:
+            return _run(store, jobs, only=only, executor=executor)
+        except KeyboardInterrupt as e:
+            err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
+            raise typer.Exit(exit_code(e)) from None
+        except StoreError as e:  # another run holds the folder
+            fail(str(e))
+        except SandboxError as e:  # the machine cannot sandbox, and the tournament wants it
+            fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
+        except RunError as e:
+            fail(str(e), 1)
+        except OSError as e:  # the referee's own files: the disk, the folder
+            fail(f"the run stopped: {describe_error(e)}; finished matches are saved", 1)
+        except sqlite3.Error as e:  # SQLite says "database or disk is full" for a full disk
+            what = "the disk is full" if "full" in str(e) else f"the tournament database cannot be written ({e})"
+            fail(f"the run stopped: {what}; finished matches are saved", 1)
 
 
 @tournament_app.command("run")

@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee import wire
 from referee.bots import LocalLauncher
-from referee.bots.compliance import DECISION_CASES, ComplianceReport, check_bot
+from referee.bots.compliance import DECISION_CASES, ComplianceReport, cases_for, check_bot
 from referee.bots.sandbox import SandboxConfig, probe
 from referee.cli.app import app
-from referee.game import KNOCK, PASS, Phase, Pile
+from referee.game import KNOCK, PASS, Phase, Pile, Rules
 from referee.timecontrol import TimeControl
 
 from .conftest import hostile, pids_in, run, wait_gone
@@ -344,9 +344,28 @@ def test_check_bot_text_output_of_a_failure() -> None:
     assert "the bot does not keep the contract: 14 of 15 checks passed, 1 failed" in result.stdout
 
 
+def test_the_decisions_checked_are_those_the_rules_can_ask() -> None:
+    """A standard tournament asks no variant decision; a bicycle one asks only the widow's."""
+    base = ["turn_start", "discard_after_stock", "discard_after_pile", "knock_lap", "empty_stock"]
+    assert [c.key for c in cases_for(Rules())] == base
+    assert [c.key for c in cases_for(Rules.preset("pagat"))] == base
+    assert [c.key for c in cases_for(Rules.preset("bicycle"))] == ["swap_widow"]
+    both = Rules.build("standard", {"dummy": True, "under_the_gun": True})
+    assert [c.key for c in cases_for(both)] == [*base, "call_first_turn", "swap_hand"]
+    assert cases_for(None) == DECISION_CASES
+
+
+def test_check_bot_with_a_preset_asks_only_its_decisions() -> None:
+    result = runner.invoke(app, ["check-bot", "random", "--preset", "bicycle", "--json"])
+    assert result.exit_code == 0, result.output
+    keys = [c["key"] for c in json.loads(result.stdout)["checks"]]
+    assert [k for k in keys if k.startswith("decision:")] == ["decision:swap_widow"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["greedy", "--rule", "dummy=maybe"], "dummy"),
         (["nosuchbot"], "unknown bot 'nosuchbot'"),
         (["greedy", "--budget-ms", "0"], "budget_ms must be at least 1 ms"),
         (["greedy", "--sandbox", "maybe"], "--sandbox must be auto, on or off"),
