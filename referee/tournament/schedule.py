@@ -124,5 +124,6 @@ def not_runnable(settings: TournamentSettings, bots: list[str]) -> str | None:
         return "this folder holds an SPRT test; continue it with 'thirtyone sprt --dir FOLDER'"
     missing = [c for c in settings.challengers if c not in bots]
     if settings.format == "gauntlet" and missing:
-        return f"the gauntlet's challenger(s) {', '.join(missing)} are not submitted; submit them first"
+        which = f"challenger {missing[0]} is" if len(missing) == 1 else f"challengers {', '.join(missing)} are"
+        return f"the gauntlet's {which} not submitted: submit them first"
     return None
