@@ -60,7 +60,7 @@ def test_gauntlet_settings_round_trip_and_checks() -> None:
     toml = 'format = "gauntlet"\nchallengers = ["new"]\n[tournament]\ntable_size = 3\ngames = 4\nseed = 5\n'
     assert TournamentSettings.from_toml(toml) == s
     assert "gauntlet of new" in s.describe()
-    assert not_runnable(s, ["x", "y"]) == "the gauntlet's challenger new is not submitted: submit them first"
+    assert not_runnable(s, ["x", "y"]) == "the gauntlet's challenger new is not submitted: submit it first"
     assert not_runnable(s, ["x", "new"]) is None
     # A round robin's stored settings read exactly as before.
     assert "format" not in TournamentSettings().to_dict()
