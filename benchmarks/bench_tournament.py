@@ -20,6 +20,14 @@ turn, and the ratio of their rates (the aim: the sandbox costs at most 10%). Bot
 reused across matches, so each sandbox is built once per bot and worker. (Its "cores busy"
 column undercounts the sandboxed run: a sandboxed bot's CPU time is reaped inside its
 sandbox, which is killed whole, so it never reaches this process's children's usage.)
+
+With ``--ray local`` (needs the ``ray`` extra) it compares instead the Ray executor with the
+local pool on the same matches: ``-j 2``; ``--ray local`` as ``tournament run`` does it (Ray
+started by the run and stopped after, its start-up in the time); and ``--ray local`` with Ray
+already running (as on a cluster that is up: only the workers start), ``--reps`` times in
+turn. It prints matches per second, each Ray run's ratio to ``-j 2`` (the aim: at least 0.9),
+and the seconds of worker time per match, from which ``README.md`` works out what a cluster
+would give.
 """
 
 from __future__ import annotations
@@ -31,11 +39,12 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.tournament.runner import RunReport, run_pending
+from referee.tournament.runner import Executor, RunReport, run_pending
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 from referee.tournament.submit import submit
@@ -76,14 +85,14 @@ def prepare(folder: Path, settings: TournamentSettings) -> None:
             submit(store, name, cwd=folder)
 
 
-def play(base: Path, folder: Path, jobs: int) -> Run:
-    """Copy ``base`` to ``folder`` and play it to the end with ``jobs`` workers."""
+def play(base: Path, folder: Path, jobs: int, executor: Executor | None = None) -> Run:
+    """Copy ``base`` to ``folder`` and play it to the end with ``jobs`` workers (or ``executor``)."""
     shutil.copytree(base, folder)
     with TournamentStore.open(folder) as store:
         # Workers are reaped when the run ends, and each reaps its bots: their CPU time is
         # all in this process's children's usage by then.
         before = _children_cpu()
-        report = run_pending(store, jobs)
+        report = run_pending(store, jobs, executor=executor)
         cpu = _children_cpu() - before
         if report.failed:
             raise SystemExit(f"{len(report.failed)} match(es) failed, e.g. {report.failed[0]}")
@@ -126,6 +135,51 @@ def sandbox_cost(root: Path, settings: TournamentSettings, reps: int) -> None:
     print(f"results identical with and without the sandbox; load average {os.getloadavg()[0]:.2f} at the end")
 
 
+def ray_against_local(root: Path, settings: TournamentSettings, reps: int) -> None:
+    """Play the same tournament with ``-j 2`` and on a local Ray instance; print the rates."""
+    import logging
+
+    from referee.tournament.ray_executor import LOCAL, RayExecutor, require_ray
+
+    require_ray()
+    import ray
+
+    base = root / "base"
+    prepare(base, settings)
+    cpus = os.cpu_count() or 1
+    print(f"{settings.describe()}\n{cpus} cores; load average {os.getloadavg()[0]:.2f} at the start")
+    rows: list[tuple[str, Run, float]] = []
+    ratios: dict[str, list[float]] = {"cold": [], "warm": []}
+    for rep in range(reps):
+        local = play(base, root / f"j2-{rep}", 2)
+        rows.append(("-j 2", local, 0.0))
+        cold = play(base, root / f"ray-cold-{rep}", 2, RayExecutor(LOCAL))
+        t0 = time.monotonic()
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        ray_start = time.monotonic() - t0
+        try:
+            warm = play(base, root / f"ray-warm-{rep}", 2, RayExecutor(LOCAL))
+        finally:
+            ray.shutdown()
+        for name, r in (("cold", cold), ("warm", warm)):
+            if r.results != local.results:
+                raise SystemExit(f"--ray local ({name}) and -j 2 gave different results for the same seed")
+            ratios[name].append(r.rate / local.rate if local.rate else 0.0)
+        rows.append(("ray, started by the run", cold, ratios["cold"][-1]))
+        rows.append((f"ray, running (start {ray_start:.1f} s)", warm, ratios["warm"][-1]))
+
+    print(f"\n{'run':<30} {'matches':>7} {'seconds':>8} {'matches/s':>10} {'/ -j 2':>7} {'worker s/match':>15} {'start-up':>9}")
+    for name, r, ratio in rows:
+        shown = f"{ratio:7.2f}" if ratio else " " * 7
+        per_match = r.report.match_s / r.report.played if r.report.played else 0.0
+        print(f"{name:<30} {r.report.played:>7} {r.report.seconds:>8.2f} {r.rate:>10.2f} {shown} {per_match:>15.3f} {r.startup_share:>9.1%}")
+    print(
+        f"\n--ray local / -j 2: {statistics.median(ratios['cold']):.2f} with Ray started by the run, "
+        f"{statistics.median(ratios['warm']):.2f} with Ray already running (medians of {reps}; aim >= 0.9)"
+    )
+    print(f"results identical on Ray and local workers; load average {os.getloadavg()[0]:.2f} at the end")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its table."""
     parser = argparse.ArgumentParser(description="tournament matches per second, -j 1 against -j 2")
@@ -135,10 +189,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--keep", action="store_true", help="keep the tournament folders and print where")
     parser.add_argument("--sandbox-cost", action="store_true", help="compare -j 2 with the sandbox off and on")
+    parser.add_argument("--ray", choices=("local",), help="compare -j 2 with --ray local (needs the ray extra)")
     args = parser.parse_args(argv)
 
     root = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
     try:
+        if args.ray:
+            ray_against_local(root, TournamentSettings(table_size=args.table_size, games=args.games, seed=args.seed), args.reps)
+            return 0
         if args.sandbox_cost:
             sandbox_cost(root, TournamentSettings(table_size=args.table_size, games=args.games, seed=args.seed), args.reps)
             return 0

@@ -51,11 +51,32 @@ from referee.game import (
     RecordedChance,
     RestockRecord,
     RoundResult,
+    Rules,
 )
 from referee.text import plural
 
-#: The log format version this module writes and reads (LogHeader.schema_version).
+#: The log format version of a match without variants (LogHeader.schema_version): such
+#: logs are written as version 1 still, so that every reader of version 1 reads them (the
+#: fields added since are ones it skips, at their zero values in such a log).
 SCHEMA_VERSION = 1
+#: The version of a log whose rules use a variant (docs/rules.md, "Variants": the dealer's
+#: option, under the gun, the dummy, the widow, the pot). A version-1 reader skips the
+#: variant rules as unknown fields and would replay such a log under the plain rules,
+#: reporting a valid log as diverging (a dealer's PASS "illegal", a widow deal "without an
+#: up-card"); version 2 makes it refuse the log and say why instead.
+VARIANT_SCHEMA_VERSION = 2
+#: The versions this module reads.
+SCHEMA_VERSIONS = (SCHEMA_VERSION, VARIANT_SCHEMA_VERSION)
+
+
+def schema_version_for(rules: Rules) -> int:
+    """The schema version of a log played under ``rules``: 2 if any variant is on, else 1."""
+    plain = (
+        rules.draw == "stock"
+        and rules.scoring == "lives"
+        and not (rules.dealer_option or rules.under_the_gun or rules.dummy)
+    )
+    return SCHEMA_VERSION if plain else VARIANT_SCHEMA_VERSION
 
 
 def encode_record(record: log_pb2.LogRecord) -> str:
@@ -207,9 +228,10 @@ def read_log(path: str | os.PathLike[str]) -> MatchLog:
     lineno, record = first
     if not record.HasField("header"):
         raise LogError(f"{p}:{lineno}: the first line must be the header, found a {record.WhichOneof('payload')}")
-    if record.header.schema_version != SCHEMA_VERSION:
+    if record.header.schema_version not in SCHEMA_VERSIONS:
         raise LogError(
-            f"{p}:{lineno}: log schema version {record.header.schema_version}; this program reads version {SCHEMA_VERSION}"
+            f"{p}:{lineno}: log schema version {record.header.schema_version}; this program reads versions "
+            + " and ".join(map(str, SCHEMA_VERSIONS))
         )
     try:
         header = wire.log_header_from_pb(record.header)
@@ -292,7 +314,13 @@ def describe_event(ev: log_pb2.LogEvent) -> str:
         return f"forfeit of seat {ev.forfeit.seat}"
     if kind == "restock":
         return f"restock {ev.restock.index}"
-    return {"deal": "deal", "thirty_one": "31", "round_end": "round end"}.get(kind or "", "empty event")
+    return {
+        "deal": "deal",
+        "thirty_one": "31",
+        "round_end": "round end",
+        "ante": "antes",
+        "pot_award": "pot award",
+    }.get(kind or "", "empty event")
 
 
 # ---------------------------------------------------------------- replaying: chance from the log
@@ -375,8 +403,10 @@ class LogWatcher:
 
     def produced(self, at: Position, kind: str, record: Record, match: Match) -> None:
         """A line the referee writes for one of the model's own records matched it: ``kind``
-        is ``deal``, ``restock``, ``thirty_one`` or ``round_end`` (a 31 and the round end
-        that follows it come from one :class:`RoundResult`)."""
+        is ``deal``, ``ante``, ``restock``, ``thirty_one``, ``pot_award`` or ``round_end``
+        (the antes come from the deal's :class:`DealRecord`; a 31, the pot award and the
+        round end from one :class:`RoundResult`; antes and pot awards only under
+        ``scoring="pot"``)."""
 
     def finished(self, at: Position, footer: wire.LogFooterInfo, match: Match | None) -> None:
         """The footer matched the model (``match`` is None for a match aborted before its
@@ -411,6 +441,8 @@ class _Expected:
     def describe(self) -> str:
         rec = self.record
         if isinstance(rec, DealRecord):
+            if self.kind == "ante":
+                return f"the antes of round {rec.round_no}"
             return f"the deal of round {rec.round_no}"
         if isinstance(rec, RestockRecord):
             return f"restock {rec.number} of round {rec.round_no}"
@@ -419,6 +451,8 @@ class _Expected:
         if isinstance(rec, RoundResult):
             if self.kind == "thirty_one":
                 return f"the 31 of round {rec.round_no} (seats {', '.join(map(str, rec.thirty_one))})"
+            if self.kind == "pot_award":
+                return f"the pot award of round {rec.round_no}"
             return f"the end of round {rec.round_no}"
         return f"a {self.kind}"  # pragma: no cover - actions are never expected lines
 
@@ -429,7 +463,7 @@ def _a(what: str) -> str:
 
 
 def _kind_name(kind: str) -> str:
-    return {"thirty_one": "31", "round_end": "round end"}.get(kind, kind)
+    return {"thirty_one": "31", "round_end": "round end", "pot_award": "pot award"}.get(kind, kind)
 
 
 def _seat_or_none(seat: int | None) -> str:
@@ -439,6 +473,7 @@ def _seat_or_none(seat: int | None) -> str:
 _END_OF: dict[wire.MatchEndReasonName, MatchEnd | None] = {
     "last_player": MatchEnd.LAST_PLAYER,
     "max_rounds": MatchEnd.MAX_ROUNDS,
+    "pot_rounds": MatchEnd.POT_ROUNDS,
     "aborted": None,
 }
 
@@ -535,6 +570,9 @@ class _Walker:
         for rec in records:
             if isinstance(rec, DealRecord):
                 self.expected.append(_Expected("deal", wire.deal_event_to_pb(rec).event, rec))
+                ante = wire.ante_event_to_pb(rec)
+                if ante is not None:
+                    self.expected.append(_Expected("ante", ante.event, rec))
             elif isinstance(rec, RestockRecord):
                 # A restock happens as a turn starts: the model's turn after the step is its turn.
                 self.expected.append(_Expected("restock", wire.restock_event_to_pb(rec, turn).event, rec))
@@ -543,6 +581,9 @@ class _Walker:
             elif isinstance(rec, RoundResult):
                 if rec.thirty_one:
                     self.expected.append(_Expected("thirty_one", wire.thirty_one_event_to_pb(rec).event, rec))
+                award = wire.pot_award_event_to_pb(rec)
+                if award is not None:
+                    self.expected.append(_Expected("pot_award", award.event, rec))
                 self.expected.append(_Expected("round_end", wire.round_end_event_to_pb(rec).event, rec))
 
     def _event(self, at: Position, kind: str, ev: log_pb2.LogEvent) -> None:
@@ -552,7 +593,7 @@ class _Walker:
                 self._diverge(at, f"the log has {_a(_kind_name(kind))} here; the game model gives {exp.describe()} first")
             self._same(at, exp.message, ev)
             self.expected.popleft()
-            if isinstance(exp.record, DealRecord):
+            if exp.kind == "deal":
                 self.rounds += 1
             assert self.m is not None
             self.watcher.produced(at, exp.kind, exp.record, self.m)
@@ -630,6 +671,17 @@ class _Walker:
             self._diverge(at, f"a {rec.action} with a drawn card ({msg.drawn_card}); only draws have one")
         if drawing and rec.card is None:
             self._diverge(at, f"seat {seat}'s {rec.action} names no drawn card")
+        try:
+            phase = wire.phase_from_pb(msg.phase)
+        except wire.WireError as e:
+            self._unreadable(at, str(e))
+        if phase is None:
+            # Logs of version 1 written before the field existed lack it; version 2 has it.
+            if self.log.header.schema_version != SCHEMA_VERSION:
+                self._diverge(at, f"seat {seat}'s {rec.action} names no phase; the game model is at {m.phase.name}")
+        elif phase is not m.phase:
+            self._diverge(at, f"the log has seat {seat} decide in phase {phase.name}; the game model is at {m.phase.name}")
+        dummy = tuple(m.dummy)
         if not msg.by_referee:
             self.decisions[seat] += 1
             self.latency_sum[seat] += msg.latency_us
@@ -642,6 +694,12 @@ class _Walker:
         if drawing and done.card != rec.card:
             where = "the stock" if kind is ActionKind.DRAW_STOCK else "the discard pile"
             self._diverge(at, f"the log says seat {seat} drew {rec.card} from {where}; the game model has {done.card} on top")
+        want_taken = wire.taken_cards(done, dummy)
+        got_taken = tuple(msg.taken_cards)
+        if got_taken != tuple(c.text for c in want_taken):
+            have = " ".join(got_taken) or "none"
+            give = " ".join(map(str, want_taken)) or "none"
+            self._diverge(at, f"the log says seat {seat}'s {rec.action} took {have}; the game model gives {give}")
         self._expect(records[1:], m.turn)
         self.watcher.acted(at, m, done, msg.by_referee)
 
@@ -714,6 +772,9 @@ class _Walker:
             # The referee stopped before dealing (a bot did not start): a header and a footer.
             if any(p != 1 for p in f.placings) or len(f.placings) != self.n or f.winner is not None:
                 self._diverge(at, "a match aborted before the first deal has every seat placed 1 and no winner")
+            pot = log.header.rules.scoring == "pot"
+            if f.chips != ((0,) * self.n if pot else ()) or f.pot_left != 0:
+                self._diverge(at, "a match aborted before the first deal has no chips won or lost and nothing in the pot")
             self._check_stats(at, f.stats)
             self.notes.append("the match was aborted before the first deal")
             self.watcher.finished(at, f, None)
@@ -737,6 +798,13 @@ class _Walker:
             self._diverge(at, f"winner {_seat_or_none(f.winner)} in the log; the game model gives {_seat_or_none(m.winner)}")
         if f.rounds != m.round_no:
             self._diverge(at, f"{plural(f.rounds, 'round')} in the log; the game model played {m.round_no}")
+        pot = m.rules.scoring == "pot"
+        want_chips = tuple(m.chips) if pot else ()
+        if f.chips != want_chips:
+            self._diverge(at, f"chips {list(f.chips)} in the log; the game model gives {list(want_chips)}")
+        want_left = m.pot if pot else 0
+        if f.pot_left != want_left:
+            self._diverge(at, f"{plural(f.pot_left, 'chip')} left in the pot in the log; the game model gives {want_left}")
         self._check_stats(at, f.stats)
         self.watcher.finished(at, f, m)
 

@@ -49,8 +49,11 @@ from referee.game import (
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
+    PASS,
     Action,
+    ActionKind,
     ActionRecord,
+    Card,
     DealRecord,
     ForfeitRecord,
     Match,
@@ -60,8 +63,9 @@ from referee.game import (
     RestockRecord,
     RoundResult,
     Rules,
+    hand_value,
 )
-from referee.log import SCHEMA_VERSION, LogWriter
+from referee.log import LogWriter, schema_version_for
 from referee.text import plural
 from referee.timecontrol import TimeControl
 
@@ -183,6 +187,11 @@ class MatchOutcome:
     duration_s: float
     #: Per seat, the end of what the bot wrote on stdout/stderr (when the referee started it).
     output_tails: tuple[str, ...] = ()
+    #: Under ``scoring="pot"``: net chips per seat at the end (may be negative); empty under
+    #: lives.
+    chips: tuple[int, ...] = ()
+    #: Under ``scoring="pot"``: chips left in the pot after the last round (nobody's).
+    pot_left: int = 0
 
     @property
     def players(self) -> int:
@@ -216,19 +225,33 @@ def seeded_match_id(seed: int) -> str:
 
 
 def default_action(m: Match) -> Action:
-    """The safe legal action the referee plays for a faulty seat (never a knock).
+    """The safe legal action the referee plays for a faulty seat: the one that changes the
+    seat's hand least, never a knock or a call where anything else is legal.
 
     At the start of a turn: draw from the stock if legal, else take the discard (else, under
-    ``empty_stock=showdown``, pass). After drawing: discard the card just drawn if legal (the
-    hand is then as before the turn), else the lowest-valued legal card (ties: lowest rank,
-    then suit order c d h s).
+    ``empty_stock=showdown``, pass); never a call under the gun or taking the dummy. After
+    drawing: discard the card just drawn if legal (the hand is then as before the turn), else
+    the lowest-valued legal card (ties: lowest rank, then suit order c d h s).
+    At the dealer's option (``dealer_option``): pass, keeping the hand. In the widow game
+    (``draw="widow"``), which has no draw and no pass: knock if legal (the hand stays as it
+    is), else the widow swap that leaves the best hand value (ties: the first in the legal
+    actions' order, hand card then widow card as dealt).
     """
     legal = m.legal_actions()
+    if m.phase is Phase.DEALER_OPTION:
+        return PASS
     if m.phase is Phase.TURN_START:
-        for a in (DRAW_STOCK, DRAW_DISCARD):
+        for a in (DRAW_STOCK, DRAW_DISCARD, PASS):
             if a in legal:
                 return a
-        return next(a for a in legal if a is not KNOCK)
+        if m.rules.draw == "widow":
+            if KNOCK in legal:
+                return KNOCK
+            hand = m.hand(m.current)
+            swaps = [a for a in legal if a.kind is ActionKind.SWAP_WIDOW]
+            return max(swaps, key=lambda a: _value_after_swap(hand, a, m.rules))
+        quiet = [a for a in legal if a.kind not in (ActionKind.KNOCK, ActionKind.CALL, ActionKind.SWAP_HAND)]
+        return quiet[0] if quiet else legal[0]
     if m.drawn is not None and DISCARDS[m.drawn] in legal:
         return DISCARDS[m.drawn]
 
@@ -239,22 +262,40 @@ def default_action(m: Match) -> Action:
     return min(legal, key=key)
 
 
+def _value_after_swap(hand: Sequence[Card], a: Action, rules: Rules) -> float:
+    return hand_value([a.widow_card if c == a.card else c for c in hand], rules)  # type: ignore[misc]
+
+
 _END_NAMES: dict[MatchEnd, wire.MatchEndReasonName] = {
     MatchEnd.LAST_PLAYER: "last_player",
     MatchEnd.MAX_ROUNDS: "max_rounds",
+    MatchEnd.POT_ROUNDS: "pot_rounds",
 }
 
 
 class _LazyLines:
     """The log lines of one step's model records, converted only when written."""
 
-    __slots__ = ("by_referee", "decision_id", "latency_us", "records", "turn")
+    __slots__ = ("by_referee", "decision_id", "dummy", "latency_us", "phase", "records", "turn")
 
-    def __init__(self, records: Sequence[Record], decision_id: int, latency_us: int, by_referee: bool, turn: int) -> None:
+    def __init__(
+        self,
+        records: Sequence[Record],
+        decision_id: int,
+        latency_us: int,
+        by_referee: bool,
+        turn: int,
+        phase: Phase | None = None,
+        dummy: tuple[Card, ...] = (),
+    ) -> None:
         self.records = records
         self.decision_id = decision_id
         self.latency_us = latency_us
         self.by_referee = by_referee
+        # The phase the action was decided in, and the dummy as it lay before it (the cards
+        # a SWAP_HAND takes): both gone from the model once the action is applied.
+        self.phase = phase
+        self.dummy = dummy
         # A restock happens as a turn starts, so the model's turn counter after the step is its turn.
         self.turn = turn
 
@@ -262,9 +303,13 @@ class _LazyLines:
         """The step's log lines, in order."""
         for rec in self.records:
             if type(rec) is ActionRecord:
-                yield wire.action_event_to_pb(rec, self.decision_id, self.latency_us, self.by_referee)
+                taken = wire.taken_cards(rec, self.dummy) if rec.action.kind >= ActionKind.SWAP_UPCARD else ()
+                yield wire.action_event_to_pb(rec, self.decision_id, self.latency_us, self.by_referee, self.phase, taken)
             elif type(rec) is DealRecord:
                 yield wire.deal_event_to_pb(rec)
+                ante = wire.ante_event_to_pb(rec)
+                if ante is not None:
+                    yield ante
             elif type(rec) is RestockRecord:
                 yield wire.restock_event_to_pb(rec, self.turn)
             elif type(rec) is ForfeitRecord:
@@ -272,6 +317,9 @@ class _LazyLines:
             elif isinstance(rec, RoundResult):
                 if rec.thirty_one:
                     yield wire.thirty_one_event_to_pb(rec)
+                award = wire.pot_award_event_to_pb(rec)
+                if award is not None:
+                    yield award
                 yield wire.round_end_event_to_pb(rec)
 
 
@@ -319,6 +367,8 @@ class _Referee:
         self.max_us = [0] * n
         self.next_id = 0
         self.header_written = False
+        #: Whether the first deal went to the log (a match aborted before has no chips).
+        self.dealt = False
         self._pending: list[log_pb2.LogRecord | _LazyLines] = []
 
     # ---------------------------------------------------------------- the log
@@ -339,10 +389,19 @@ class _Referee:
             if self.writer is not None:
                 self.writer.write_many(_expand(pending))
 
-    def _record(self, records: Sequence[Record], decision_id: int = 0, latency_us: int = 0, by_referee: bool = False) -> None:
-        """Queue the model's records of one step for the log (and report finished rounds)."""
+    def _record(
+        self,
+        records: Sequence[Record],
+        decision_id: int = 0,
+        latency_us: int = 0,
+        by_referee: bool = False,
+        phase: Phase | None = None,
+        dummy: tuple[Card, ...] = (),
+    ) -> None:
+        """Queue the model's records of one step for the log (and report finished rounds);
+        ``phase`` and ``dummy`` are the model's before an action (see :class:`_LazyLines`)."""
         if self.writer is not None:
-            self._pending.append(_LazyLines(records, decision_id, latency_us, by_referee, self.m.turn))
+            self._pending.append(_LazyLines(records, decision_id, latency_us, by_referee, self.m.turn, phase, dummy))
         if self.on_round is not None:
             for rec in records:
                 if isinstance(rec, RoundResult):
@@ -351,7 +410,7 @@ class _Referee:
     def _header(self) -> log_pb2.LogRecord:
         return wire.log_header_to_pb(
             wire.LogHeaderInfo(
-                schema_version=SCHEMA_VERSION,
+                schema_version=schema_version_for(self.rules),
                 software_version=__version__,
                 protocol_version=wire.PROTOCOL_VERSION,
                 match_id=self.match_id,
@@ -387,6 +446,7 @@ class _Referee:
                 )
             )
             self._record(m.take_records())
+            self.dealt = True
             while not m.is_over:
                 await self._decide()
         except BaseException:
@@ -427,8 +487,9 @@ class _Referee:
         if reason is not None:
             self._fault(seat, did, round_no, turn, IllegalFault(f"illegal action {action}: {reason}"))
             return
+        phase, dummy = m.phase, tuple(m.dummy)
         m.apply_unchecked(action)
-        self._record(m.take_records(), did, latency // 1000)
+        self._record(m.take_records(), did, latency // 1000, phase=phase, dummy=dummy)
 
     def _charge(self, seat: int, latency_ns: int) -> None:
         over = latency_ns - self.budget_ns
@@ -453,8 +514,9 @@ class _Referee:
         self.all_faults.append(info)
         self._write(wire.fault_event_to_pb(info))
         if action is not None:
+            phase, dummy = m.phase, tuple(m.dummy)
             m.apply_unchecked(action)
-            self._record(m.take_records(), decision_id, 0, by_referee=True)
+            self._record(m.take_records(), decision_id, 0, by_referee=True, phase=phase, dummy=dummy)
             return
         if fault.fatal:
             self.conns[seat].abort()
@@ -469,10 +531,20 @@ class _Referee:
             return f"first fault under the strict policy: {fault.kind}"
         return f"{plural(len(self.faults[seat]), 'strike')}: " + ", ".join(f.kind for f in self.faults[seat])
 
+    def chips(self) -> tuple[tuple[int, ...], int]:
+        """Net chips per seat and the chips left in the pot (``scoring="pot"``; else ``()``
+        and 0); before the first deal reached the log, nobody has paid anything."""
+        if self.rules.scoring != "pot":
+            return (), 0
+        if not self.dealt:
+            return (0,) * len(self.players), 0
+        return tuple(self.m.chips), self.m.pot
+
     async def _close(self, reason: wire.MatchEndReasonName, finish_timeout_s: float | None = None) -> None:
         """Write the footer and tell every bot the match is over (best effort when aborting)."""
         m = self.m
         placings = tuple(m.placings)
+        chips, pot_left = self.chips()
         if self.header_written:
             footer = wire.LogFooterInfo(
                 placings=placings,
@@ -480,6 +552,8 @@ class _Referee:
                 reason=reason,
                 rounds=m.round_no,
                 stats=tuple(self.stats(s) for s in range(len(self.players))),
+                chips=chips,
+                pot_left=pot_left,
             )
             try:
                 self._write(wire.log_footer_to_pb(footer))
@@ -489,7 +563,7 @@ class _Referee:
                     raise
         ends = []
         for s, conn in enumerate(self.conns):
-            result = wire.MatchResult(self.match_id, placings, placings[s], reason, tuple(self.faults[s]))
+            result = wire.MatchResult(self.match_id, placings, placings[s], reason, tuple(self.faults[s]), chips)
             request = wire.match_end_request(result)
             if finish_timeout_s is None:
                 ends.append(conn.finish(request, FINISH_TIMEOUT_S, wait=False))
@@ -557,6 +631,8 @@ async def play_match(
         faults=tuple(ref.all_faults),
         log_path=writer.path if writer is not None else None,
         duration_s=time.monotonic() - started,
+        chips=ref.chips()[0],
+        pot_left=ref.chips()[1],
     )
 
 

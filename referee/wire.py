@@ -18,17 +18,21 @@ from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
 from referee.game import (
+    CALL,
     DECK,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    SWAP_UPCARDS,
     Action,
     ActionKind,
     ActionRecord,
     Card,
     DealRecord,
+    DummyState,
     EventKind,
     ForfeitRecord,
     Observation,
@@ -40,6 +44,7 @@ from referee.game import (
     RoundResult,
     Rules,
     RulesError,
+    swap_widow,
 )
 from referee.game.rules import MAX_PLAYERS, MIN_PLAYERS
 from referee.timecontrol import TimeControl
@@ -99,12 +104,18 @@ _KIND_TO_PB = {
     ActionKind.DRAW_DISCARD: game_pb2.ACTION_KIND_DRAW_DISCARD,
     ActionKind.DISCARD: game_pb2.ACTION_KIND_DISCARD,
     ActionKind.PASS: game_pb2.ACTION_KIND_PASS,
+    ActionKind.SWAP_UPCARD: game_pb2.ACTION_KIND_SWAP_UPCARD,
+    ActionKind.CALL: game_pb2.ACTION_KIND_CALL,
+    ActionKind.SWAP_HAND: game_pb2.ACTION_KIND_SWAP_HAND,
+    ActionKind.SWAP_WIDOW: game_pb2.ACTION_KIND_SWAP_WIDOW,
 }
 _SIMPLE_FROM_PB = {
     game_pb2.ACTION_KIND_KNOCK: KNOCK,
     game_pb2.ACTION_KIND_DRAW_STOCK: DRAW_STOCK,
     game_pb2.ACTION_KIND_DRAW_DISCARD: DRAW_DISCARD,
     game_pb2.ACTION_KIND_PASS: PASS,
+    game_pb2.ACTION_KIND_CALL: CALL,
+    game_pb2.ACTION_KIND_SWAP_HAND: SWAP_HAND,
 }
 
 
@@ -113,16 +124,33 @@ def action_to_pb(a: Action) -> game_pb2.Action:
     msg = game_pb2.Action(kind=_KIND_TO_PB[a.kind])
     if a.card is not None:
         msg.card = a.card.text
+    if a.widow_card is not None:
+        msg.widow_card = a.widow_card.text
     return msg
 
 
 def action_from_pb(msg: game_pb2.Action) -> Action:
-    """Read an action; a missing kind, a card where none belongs or a bad card is malformed."""
+    """Read an action; a missing kind, a card where none belongs or a bad card is malformed.
+
+    Cards are read strictly (:func:`card_from_pb`); whether the action is legal is the game
+    model's to say.
+    """
     kind = msg.kind
+    if kind == game_pb2.ACTION_KIND_SWAP_WIDOW:
+        if not msg.card or not msg.widow_card:
+            raise WireError("action: a SWAP_WIDOW needs a card (from the hand) and a widow_card")
+        return swap_widow(card_from_pb(msg.card, "action.card"), card_from_pb(msg.widow_card, "action.widow_card"))
+    if msg.widow_card:
+        name = game_pb2.ActionKind.Name(kind) if kind in game_pb2.ActionKind.values() else str(kind)
+        raise WireError(f"action.widow_card: {msg.widow_card!r} given with {name}; only SWAP_WIDOW takes one")
     if kind == game_pb2.ACTION_KIND_DISCARD:
         if not msg.card:
             raise WireError("action: a DISCARD needs a card")
         return DISCARDS[card_from_pb(msg.card, "action.card")]
+    if kind == game_pb2.ACTION_KIND_SWAP_UPCARD:
+        if not msg.card:
+            raise WireError("action: a SWAP_UPCARD needs a card")
+        return SWAP_UPCARDS[card_from_pb(msg.card, "action.card")]
     simple = _SIMPLE_FROM_PB.get(kind)
     if simple is None:
         raise WireError(f"action.kind: {kind} is not an action kind (unset or unknown)")
@@ -138,6 +166,8 @@ _BAN = {"first_turn": game_pb2.KNOCK_BAN_FIRST_TURN, "none": game_pb2.KNOCK_BAN_
 _STOCK = {"reshuffle": game_pb2.EMPTY_STOCK_RESHUFFLE, "showdown": game_pb2.EMPTY_STOCK_SHOWDOWN}
 _TIED = {"double": game_pb2.KNOCKER_TIED_DOUBLE, "safe": game_pb2.KNOCKER_TIED_SAFE, "single": game_pb2.KNOCKER_TIED_SINGLE}
 _BLITZ = {"immediate": game_pb2.BLITZ_IMMEDIATE}
+_DRAW = {"stock": game_pb2.DRAW_STOCK, "widow": game_pb2.DRAW_WIDOW}
+_SCORING = {"lives": game_pb2.SCORING_LIVES, "pot": game_pb2.SCORING_POT}
 
 
 def _reverse(d: Mapping[str, int], field: str, value: int) -> str:
@@ -164,6 +194,13 @@ def rules_to_pb(r: Rules) -> game_pb2.Rules:
         lives=r.lives,
         bus=r.bus,
         max_rounds=r.max_rounds,
+        dealer_option=r.dealer_option,
+        under_the_gun=r.under_the_gun,
+        dummy=r.dummy,
+        draw=_DRAW[r.draw],
+        scoring=_SCORING[r.scoring],
+        pot_rounds=r.pot_rounds,
+        ante=r.ante,
     )
     if r.three_aces is not None:
         msg.three_aces = float(r.three_aces)
@@ -176,7 +213,12 @@ _cached_rules_pb = functools.lru_cache(maxsize=64)(rules_to_pb)
 
 
 def rules_from_pb(msg: game_pb2.Rules) -> Rules:
-    """Read rules; every option must be set to a known value."""
+    """Read rules; every option must be set to a known value.
+
+    The variants' fields (16-22) did not exist in the first messages: there ``draw`` and
+    ``scoring`` are UNSPECIFIED and ``ante`` is 0, read as ``"stock"``, ``"lives"`` and 1
+    (the rules those messages were played under); the booleans' zero is their default.
+    """
     try:
         base = Rules.preset(msg.preset) if msg.preset else Rules()
         return base.with_options(
@@ -195,6 +237,13 @@ def rules_from_pb(msg: game_pb2.Rules) -> Rules:
                 "lives": msg.lives,
                 "bus": msg.bus,
                 "max_rounds": msg.max_rounds,
+                "dealer_option": msg.dealer_option,
+                "under_the_gun": msg.under_the_gun,
+                "dummy": msg.dummy,
+                "draw": _reverse(_DRAW, "draw", msg.draw) if msg.draw else "stock",
+                "scoring": _reverse(_SCORING, "scoring", msg.scoring) if msg.scoring else "lives",
+                "pot_rounds": msg.pot_rounds,
+                "ante": msg.ante or 1,
             }
         )
     except RulesError as e:
@@ -224,12 +273,50 @@ _EVENT_TO_PB = {
     EventKind.PASS: game_pb2.PUBLIC_EVENT_KIND_PASS,
     EventKind.RESTOCK: game_pb2.PUBLIC_EVENT_KIND_RESTOCK,
     EventKind.FORFEIT: game_pb2.PUBLIC_EVENT_KIND_FORFEIT,
+    EventKind.SWAP_UPCARD: game_pb2.PUBLIC_EVENT_KIND_SWAP_UPCARD,
+    EventKind.DEALER_PASS: game_pb2.PUBLIC_EVENT_KIND_DEALER_PASS,
+    EventKind.CALL: game_pb2.PUBLIC_EVENT_KIND_CALL,
+    EventKind.SWAP_HAND: game_pb2.PUBLIC_EVENT_KIND_SWAP_HAND,
+    EventKind.SWAP_WIDOW: game_pb2.PUBLIC_EVENT_KIND_SWAP_WIDOW,
 }
+# PUBLIC_EVENT_KIND_ANTE and _POT_WON are not sent (game.proto says why): the observation's
+# `chips` and `pot` carry all they would, and a round's pot is won after its last decision.
 _EVENT_FROM_PB = {v: k for k, v in _EVENT_TO_PB.items()}
-_PHASE_TO_PB = {Phase.TURN_START: game_pb2.PHASE_TURN_START, Phase.DISCARD: game_pb2.PHASE_DISCARD}
+_PHASE_TO_PB = {
+    Phase.TURN_START: game_pb2.PHASE_TURN_START,
+    Phase.DISCARD: game_pb2.PHASE_DISCARD,
+    Phase.DEALER_OPTION: game_pb2.PHASE_DEALER_OPTION,
+}
 _PHASE_FROM_PB = {v: k for k, v in _PHASE_TO_PB.items()}
 _PILE_TO_PB = {Pile.STOCK: game_pb2.PILE_STOCK, Pile.DISCARD: game_pb2.PILE_DISCARD}
 _PILE_FROM_PB = {v: k for k, v in _PILE_TO_PB.items()}
+_DUMMY_TO_PB = {
+    DummyState.NONE: game_pb2.DUMMY_STATE_NONE,
+    DummyState.FACE_DOWN: game_pb2.DUMMY_STATE_FACE_DOWN,
+    DummyState.TAKEN: game_pb2.DUMMY_STATE_TAKEN,
+}
+_DUMMY_FROM_PB = {v: k for k, v in _DUMMY_TO_PB.items()}
+
+
+def public_event_to_pb(e: PublicEvent, face_up: Sequence[Card] = ()) -> game_pb2.PublicEvent:
+    """A public event as a message; ``face_up`` is the round's face-up old hand, which a
+    SWAP_HAND event carries (one dummy per round, so the observation's ``face_up``)."""
+    msg = game_pb2.PublicEvent(kind=_EVENT_TO_PB[e.kind], seat=e.seat, card=e.card.text if e.card is not None else "")
+    if e.taken_card is not None:
+        msg.taken_card = e.taken_card.text
+    if e.kind is EventKind.SWAP_HAND:
+        msg.face_up_cards.extend(c.text for c in face_up)
+    return msg
+
+
+def public_event_from_pb(e: game_pb2.PublicEvent, where: str) -> PublicEvent:
+    """Read a public event (``face_up_cards`` is the observation's ``dead_hand`` again)."""
+    kind = _EVENT_FROM_PB.get(e.kind)
+    if kind is None:
+        raise WireError(f"{where}.kind: {e.kind} is not an event kind")
+    card = card_from_pb(e.card, f"{where}.card") if e.card else None
+    taken = card_from_pb(e.taken_card, f"{where}.taken_card") if e.taken_card else None
+    return PublicEvent(kind, e.seat, card, taken)
 
 
 def observation_to_pb(obs: Observation) -> game_pb2.Observation:
@@ -241,10 +328,7 @@ def observation_to_pb(obs: Observation) -> game_pb2.Observation:
         turn=obs.turn,
         phase=_PHASE_TO_PB[obs.phase],
         hand=[c.text for c in obs.hand],
-        history=[
-            game_pb2.PublicEvent(kind=_EVENT_TO_PB[e.kind], seat=e.seat, card=e.card.text if e.card is not None else "")
-            for e in obs.history
-        ],
+        history=[public_event_to_pb(e, obs.face_up) for e in obs.history],
         discard_pile=[c.text for c in obs.discard_pile],
         stock_size=obs.stock_size,
         tokens=obs.tokens,
@@ -253,7 +337,16 @@ def observation_to_pb(obs: Observation) -> game_pb2.Observation:
         turns_left_after_knock=obs.turns_left_after_knock,
         legal_actions=[action_to_pb(a) for a in obs.legal_actions],
         rules=_cached_rules_pb(obs.rules),
+        widow=[c.text for c in obs.widow],
+        dummy_state=_DUMMY_TO_PB[obs.dummy_state],
+        dead_hand=[c.text for c in obs.face_up],
+        pot=obs.pot,
+        rounds_in_match=obs.rounds_in_match,
     )
+    if obs.rules.scoring == "pot":
+        msg.chips.extend(obs.chips)
+    if obs.dummy_taker is not None:
+        msg.dummy_taker = obs.dummy_taker
     if obs.drawn_card is not None:
         msg.drawn_card = obs.drawn_card.text
     if obs.drawn_from is not None:
@@ -268,12 +361,11 @@ def observation_from_pb(msg: game_pb2.Observation) -> Observation:
     phase = _PHASE_FROM_PB.get(msg.phase)
     if phase is None:
         raise WireError(f"observation.phase: {msg.phase} is not a phase")
-    history = []
-    for i, e in enumerate(msg.history):
-        kind = _EVENT_FROM_PB.get(e.kind)
-        if kind is None:
-            raise WireError(f"observation.history[{i}].kind: {e.kind} is not an event kind")
-        history.append(PublicEvent(kind, e.seat, card_from_pb(e.card, f"observation.history[{i}].card") if e.card else None))
+    history = [public_event_from_pb(e, f"observation.history[{i}]") for i, e in enumerate(msg.history)]
+    # UNSPECIFIED: a referee from before the dummy existed, so no dummy.
+    dummy_state = _DUMMY_FROM_PB.get(msg.dummy_state) if msg.dummy_state else DummyState.NONE
+    if dummy_state is None:
+        raise WireError(f"observation.dummy_state: {msg.dummy_state} is not a dummy state")
     drawn_from = _PILE_FROM_PB.get(msg.drawn_from) if msg.drawn_from else None
     return Observation(
         seat=msg.seat,
@@ -295,6 +387,14 @@ def observation_from_pb(msg: game_pb2.Observation) -> Observation:
         turns_left_after_knock=msg.turns_left_after_knock,
         rules=rules_from_pb(msg.rules),
         legal_actions=tuple(action_from_pb(a) for a in msg.legal_actions),
+        widow=cards_from_pb(msg.widow, "observation.widow"),
+        dummy_state=dummy_state,
+        dummy_taker=msg.dummy_taker if msg.HasField("dummy_taker") else None,
+        face_up=cards_from_pb(msg.dead_hand, "observation.dead_hand"),
+        # Empty under lives on the wire; the model's observation has a 0 per seat there.
+        chips=tuple(msg.chips) if msg.chips else (0,) * msg.players,
+        pot=msg.pot,
+        rounds_in_match=msg.rounds_in_match,
     )
 
 
@@ -316,6 +416,7 @@ _END_TO_PB = {
     RoundEnd.EMPTY_STOCK: log_pb2.ROUND_END_REASON_EMPTY_STOCK_PASS,
     RoundEnd.MAX_TURNS: log_pb2.ROUND_END_REASON_MAX_TURNS,
     RoundEnd.ABANDONED: log_pb2.ROUND_END_REASON_ABANDONED,
+    RoundEnd.CALL: log_pb2.ROUND_END_REASON_CALL,
 }
 _END_FROM_PB: dict[int, RoundEnd] = {v: k for k, v in _END_TO_PB.items()}
 
@@ -332,6 +433,9 @@ def round_end_to_pb(r: RoundResult) -> log_pb2.RoundEndEvent:
         tokens_after=r.tokens_after,
         eliminated=r.eliminated,
         sudden_death=r.sudden_death,
+        pot_winners=r.winners,
+        high_card_tie_break=r.high_card_tie_break,
+        chips_after=r.chips_after,
     )
     if r.knocker is not None:
         msg.knocker = r.knocker
@@ -358,7 +462,7 @@ def seat_list(values: Sequence[int]) -> list[int]:
 # them to send, the SDK receives them and hands them to bots as they are.
 
 FaultKindName = Literal["timeout", "crash", "illegal", "malformed"]
-MatchEndReasonName = Literal["last_player", "max_rounds", "aborted"]
+MatchEndReasonName = Literal["last_player", "max_rounds", "aborted", "pot_rounds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,6 +579,7 @@ _MATCH_END_TO_PB: dict[str, game_pb2.MatchEndReason.ValueType] = {
     "last_player": game_pb2.MATCH_END_REASON_LAST_PLAYER_STANDING,
     "max_rounds": game_pb2.MATCH_END_REASON_MAX_ROUNDS,
     "aborted": game_pb2.MATCH_END_REASON_ABORTED,
+    "pot_rounds": game_pb2.MATCH_END_REASON_POT_ROUNDS,
 }
 
 
@@ -547,6 +652,9 @@ class MatchResult:
     reason: MatchEndReasonName
     #: This seat's faults in the match, in order.
     faults: tuple[FaultInfo, ...] = ()
+    #: Under ``scoring="pot"``: every seat's net chips at the end (may be negative); empty
+    #: under lives.
+    chips: tuple[int, ...] = ()
 
 
 def match_end_to_pb(result: MatchResult) -> bot_pb2.MatchEnd:
@@ -557,6 +665,7 @@ def match_end_to_pb(result: MatchResult) -> bot_pb2.MatchEnd:
         placing=result.placing,
         reason=_MATCH_END_TO_PB[result.reason],
         faults=[fault_to_pb(f) for f in result.faults],
+        chips=result.chips,
     )
 
 
@@ -569,6 +678,7 @@ def match_end_from_pb(msg: bot_pb2.MatchEnd) -> MatchResult:
         placing=msg.placing,
         reason=reason,
         faults=tuple(fault_from_pb(f) for f in msg.faults),
+        chips=tuple(msg.chips),
     )
 
 
@@ -723,7 +833,8 @@ def log_header_from_pb(msg: log_pb2.LogHeader) -> LogHeaderInfo:
 
 
 def deal_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord:
-    """A round's deal as a log line (a Hand for every seat dealt in)."""
+    """A round's deal as a log line (a Hand for every seat dealt in; the dummy's or the
+    widow's cards under those variants, and no up-card with the widow)."""
     return log_pb2.LogRecord(
         event=log_pb2.LogEvent(
             round=rec.round_no,
@@ -732,24 +843,54 @@ def deal_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord:
                 dealer=rec.dealer,
                 deck=[c.text for c in rec.deck],
                 hands=[log_pb2.Hand(seat=s, cards=[c.text for c in h]) for s, h in enumerate(rec.hands) if h],
-                # The widow game has no up-card (docs/rules.md, "Variants"); its log form is to come.
                 upcard=rec.upcard.text if rec.upcard is not None else "",
+                dummy=[c.text for c in rec.dummy],
+                widow=[c.text for c in rec.widow],
+            ),
+        )
+    )
+
+
+def ante_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord | None:
+    """The antes of a deal as the log line that follows it; None outside ``scoring="pot"``."""
+    if not rec.antes:
+        return None
+    return log_pb2.LogRecord(
+        event=log_pb2.LogEvent(
+            round=rec.round_no,
+            turn=0,
+            ante=log_pb2.AnteEvent(
+                paid=[log_pb2.SeatCount(seat=s, count=n) for s, n in enumerate(rec.antes) if n],
+                pot_after=rec.pot,
             ),
         )
     )
 
 
 def deal_from_pb(round_no: int, players: int, msg: log_pb2.DealEvent) -> DealRecord:
-    """Read a deal; ``hands`` has an empty entry for every seat not dealt in."""
+    """Read a deal; ``hands`` has an empty entry for every seat not dealt in.
+
+    The up-card is missing only in a deal with a widow (``draw="widow"``). The antes are
+    not part of a deal line (the AnteEvent after it holds them): they read as none.
+    """
     hands: list[tuple[Card, ...]] = [()] * players
     for h in msg.hands:
         if not 0 <= h.seat < players:
             raise WireError(f"deal.hands: seat {h.seat} is not a seat of a {players}-player match")
         hands[h.seat] = cards_from_pb(h.cards, f"deal.hands[seat {h.seat}]")
-    if not msg.upcard:
+    widow = cards_from_pb(msg.widow, "deal.widow")
+    if not msg.upcard and not widow:
         raise WireError("deal.upcard: missing")
+    if msg.upcard and widow:
+        raise WireError("deal.upcard: a deal with a widow has no up-card")
     return DealRecord(
-        round_no, msg.dealer, cards_from_pb(msg.deck, "deal.deck"), tuple(hands), card_from_pb(msg.upcard, "deal.upcard")
+        round_no,
+        msg.dealer,
+        cards_from_pb(msg.deck, "deal.deck"),
+        tuple(hands),
+        card_from_pb(msg.upcard, "deal.upcard") if msg.upcard else None,
+        cards_from_pb(msg.dummy, "deal.dummy"),
+        widow,
     )
 
 
@@ -767,31 +908,75 @@ def restock_from_pb(round_no: int, msg: log_pb2.RestockEvent) -> RestockRecord:
     return RestockRecord(round_no, msg.index, cards_from_pb(msg.stock, "restock.stock"))
 
 
-def action_event_to_pb(rec: ActionRecord, decision_id: int, latency_us: int, by_referee: bool) -> log_pb2.LogRecord:
-    """An action as a log line, with the card drawn (even from the stock) and its timing."""
+def phase_to_pb(phase: Phase) -> game_pb2.Phase.ValueType:
+    """A decision's phase as its enum value."""
+    return _PHASE_TO_PB[phase]
+
+
+def phase_from_pb(value: int) -> Phase | None:
+    """Read a phase; None for UNSPECIFIED (a log written before ActionEvent.phase existed)."""
+    if value == game_pb2.PHASE_UNSPECIFIED:
+        return None
+    for phase, v in _PHASE_TO_PB.items():
+        if v == value:
+            return phase
+    raise WireError(f"action.phase: {value} is not a phase")
+
+
+def taken_cards(rec: ActionRecord, dummy: Sequence[Card] = ()) -> tuple[Card, ...]:
+    """The cards a swap put into the seat's hand (ActionEvent.taken_cards): the old up-card,
+    the widow card, or for SWAP_HAND ``dummy``, the dummy's cards as they lay before it."""
+    kind = rec.action.kind
+    if kind is ActionKind.SWAP_HAND:
+        return tuple(dummy)
+    if rec.taken_card is not None:
+        return (rec.taken_card,)
+    return ()
+
+
+def action_event_to_pb(
+    rec: ActionRecord,
+    decision_id: int,
+    latency_us: int,
+    by_referee: bool,
+    phase: Phase | None = None,
+    taken: Sequence[Card] = (),
+) -> log_pb2.LogRecord:
+    """An action as a log line, with the card drawn (even from the stock), the cards a swap
+    took (``taken``, see :func:`taken_cards`), the decision's phase and its timing."""
     ev = log_pb2.ActionEvent(
         seat=rec.seat,
         action=action_to_pb(rec.action),
         decision_id=decision_id,
         latency_us=min(latency_us, _MAX_UINT32),
         by_referee=by_referee,
+        taken_cards=[c.text for c in taken],
     )
+    if phase is not None:
+        ev.phase = _PHASE_TO_PB[phase]
     if rec.card is not None and rec.action.kind in _DRAW_KINDS:
         ev.drawn_card = rec.card.text
     return log_pb2.LogRecord(event=log_pb2.LogEvent(round=rec.round_no, turn=rec.turn, action=ev))
 
 
 def action_record_from_pb(round_no: int, turn: int, msg: log_pb2.ActionEvent) -> ActionRecord:
-    """Read a logged action as the model records it (a DISCARD's card is the card discarded)."""
+    """Read a logged action as the model records it (a DISCARD's card is the card discarded;
+    a swap's card is the card given up and its taken card the one received, for SWAP_UPCARD
+    and SWAP_WIDOW; the cards of a SWAP_HAND are in ``msg.taken_cards``)."""
     action = action_from_pb(msg.action)
+    kind = action.kind
+    taken = cards_from_pb(msg.taken_cards, "action.taken_cards")
     card: Card | None
-    if action.kind is ActionKind.DISCARD:
+    taken_card: Card | None = None
+    if kind in (ActionKind.DISCARD, ActionKind.SWAP_UPCARD, ActionKind.SWAP_WIDOW):
         card = action.card
+        if kind is not ActionKind.DISCARD and len(taken) == 1:
+            taken_card = taken[0]
     elif msg.drawn_card:
         card = card_from_pb(msg.drawn_card, "action.drawn_card")
     else:
         card = None
-    return ActionRecord(round_no, turn, msg.seat, action, card)
+    return ActionRecord(round_no, turn, msg.seat, action, card, taken_card)
 
 
 def forfeit_event_to_pb(rec: ForfeitRecord) -> log_pb2.LogRecord:
@@ -817,6 +1002,24 @@ def thirty_one_event_to_pb(r: RoundResult) -> log_pb2.LogRecord:
     )
 
 
+def pot_award_event_to_pb(r: RoundResult) -> log_pb2.LogRecord | None:
+    """The award of a round's pot as the log line before its RoundEndEvent; None outside
+    ``scoring="pot"``."""
+    if not r.chips_after:
+        return None
+    return log_pb2.LogRecord(
+        event=log_pb2.LogEvent(
+            round=r.round_no,
+            turn=r.turns,
+            pot_award=log_pb2.PotAwardEvent(
+                pot=r.pot,
+                won=[log_pb2.SeatCount(seat=s, count=r.chips_won[s]) for s in sorted(r.winners)],
+                remainder=r.carried,
+            ),
+        )
+    )
+
+
 def round_end_event_to_pb(r: RoundResult) -> log_pb2.LogRecord:
     """A round's result as a log line."""
     return log_pb2.LogRecord(event=log_pb2.LogEvent(round=r.round_no, turn=r.turns, round_end=round_end_to_pb(r)))
@@ -838,6 +1041,10 @@ class LogFooterInfo:
     reason: MatchEndReasonName
     rounds: int
     stats: tuple[SeatStats, ...]
+    #: Under ``scoring="pot"``: net chips per seat at the end (empty under lives).
+    chips: tuple[int, ...] = ()
+    #: Under ``scoring="pot"``: chips left in the pot after the last round (nobody's).
+    pot_left: int = 0
 
 
 def log_footer_to_pb(f: LogFooterInfo) -> log_pb2.LogRecord:
@@ -847,6 +1054,8 @@ def log_footer_to_pb(f: LogFooterInfo) -> log_pb2.LogRecord:
         reason=_MATCH_END_TO_PB[f.reason],
         rounds=f.rounds,
         seats=[seat_stats_to_pb(s) for s in f.stats],
+        chips=f.chips,
+        pot_left=f.pot_left,
     )
     if f.winner is not None:
         footer.winner = f.winner
@@ -863,6 +1072,8 @@ def log_footer_from_pb(msg: log_pb2.LogFooter) -> LogFooterInfo:
         stats=tuple(
             SeatStats(s.seat, s.decisions, s.total_latency_us, s.max_latency_us, s.faults) for s in msg.seats
         ),
+        chips=tuple(msg.chips),
+        pot_left=msg.pot_left,
     )
 
 

@@ -64,10 +64,13 @@ from referee.bots.process import STOP_GRACE_S, BotProcess, Launcher, LocalLaunch
 from referee.bots.spec import BotSpec, parse_bot_spec
 from referee.faults import BotError, BotFault, TimeoutFault
 from referee.game import (
+    CALL,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    ActionKind,
     ActionRecord,
     Match,
     Observation,
@@ -235,6 +238,8 @@ class DecisionCase:
     claim: Callable[[Match], bool]
     #: What a bot must get right here, for people (shown when the check fails).
     hint: str = ""
+    #: Whether matches under the given rules can ask this kind of decision.
+    used_by: Callable[[Rules], bool] = lambda rules: rules.draw == "stock"
 
     def position(self) -> Position:
         """Play the moves and return the position (AssertionError if it is not of this kind)."""
@@ -303,7 +308,67 @@ DECISION_CASES: tuple[DecisionCase, ...] = (
         claim=lambda m: not m.stock and _legal(m) == {DRAW_DISCARD, PASS},
         hint="only draw discard or pass: there is no stock to draw from",
     ),
+    # The variants (docs/rules.md, "Variants"): one decision of each kind they add.
+    DecisionCase(
+        "dealer_option",
+        "the dealer's option",
+        players=2,
+        rules=Rules(dealer_option=True),
+        seed=1,
+        moves=(),
+        claim=lambda m: m.phase is Phase.DEALER_OPTION
+        and PASS in m.legal_actions()
+        and {a.kind for a in m.legal_actions()} == {ActionKind.PASS, ActionKind.SWAP_UPCARD},
+        hint="phase DEALER_OPTION: answer PASS (keep the hand) or a SWAP_UPCARD from legal_actions",
+        used_by=lambda rules: rules.dealer_option,
+    ),
+    DecisionCase(
+        "call_first_turn",
+        "call under the gun",
+        players=3,
+        rules=Rules(under_the_gun=True),
+        seed=1,
+        moves=(),
+        claim=lambda m: m.turn == 0 and _legal(m) == {CALL, DRAW_STOCK, DRAW_DISCARD},
+        hint="legal_actions holds CALL, a kind of action of its own: answer from it",
+        used_by=lambda rules: rules.under_the_gun,
+    ),
+    DecisionCase(
+        "swap_hand",
+        "the dummy hand",
+        players=3,
+        rules=Rules(dummy=True),
+        seed=1,
+        moves=(draw_stock, throw_drawn),
+        claim=lambda m: len(m.dummy) == 3 and SWAP_HAND in m.legal_actions() and KNOCK in m.legal_actions(),
+        hint="legal_actions holds SWAP_HAND (no card): answer from it",
+        used_by=lambda rules: rules.dummy,
+    ),
+    DecisionCase(
+        "swap_widow",
+        "the widow, after a knock",
+        players=3,
+        rules=Rules.preset("bicycle"),
+        seed=1,
+        moves=(knock,),
+        claim=lambda m: m.knocker is not None
+        and len(m.legal_actions()) == 9
+        and all(a.kind is ActionKind.SWAP_WIDOW for a in m.legal_actions()),
+        hint="no knock and no pass: answer a SWAP_WIDOW from legal_actions, with its card and widow_card",
+        used_by=lambda rules: rules.draw == "widow",
+    ),
 )
+
+
+def cases_for(rules: Rules | None) -> tuple[DecisionCase, ...]:
+    """The decision cases that matches under ``rules`` can ask; every case for ``None``.
+
+    A tournament played under the standard rules has no business refusing a bot that does not
+    know the widow; a bicycle tournament asks no discard after a stock draw.
+    """
+    if rules is None:
+        return DECISION_CASES
+    return tuple(c for c in DECISION_CASES if c.used_by(rules))
 
 
 # ---------------------------------------------------------------- the check
@@ -693,6 +758,7 @@ __all__ = [
     "Move",
     "Position",
     "Status",
+    "cases_for",
     "check_bot",
     "draw_discard",
     "draw_stock",

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from referee.bots import LocalLauncher, parse_bot_spec
-from referee.bots.compliance import CheckResult, ComplianceReport, check_bot
+from referee.bots.compliance import CheckResult, ComplianceReport, cases_for, check_bot
 from referee.bots.sandbox import (
     BotLimits,
     SandboxConfig,
@@ -25,8 +25,16 @@ from referee.bots.sandbox import (
 )
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
-from referee.cli.options import BotEnvOpt, MemoryOpt, ProcessesOpt, SandboxOpt, bot_limits
+from referee.cli.options import (
+    BotEnvOpt,
+    MemoryOpt,
+    ProcessesOpt,
+    SandboxOpt,
+    bot_limits,
+    load_rules,
+)
 from referee.faults import BotError
+from referee.game import Rules, RulesError
 from referee.timecontrol import TimeControl
 
 _DEFAULT_TC = TimeControl()
@@ -90,15 +98,22 @@ def check_bot_command(
     memory_mb: MemoryOpt = _DEFAULT_LIMITS.memory_mb,
     max_processes: ProcessesOpt = _DEFAULT_LIMITS.processes,
     bot_env: BotEnvOpt = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(help="Check only the decisions matches under this preset ask (standard, pagat, family, cadillac, bicycle).", show_default="every kind"),
+    ] = None,
+    rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable); narrows the decisions checked like --preset.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")] = False,
 ) -> None:
     """Check that a bot keeps the contract, as the referee will start and call it.
 
     In order: health SERVING for both service names; identity and protocol version; match
     start; one decision of each kind (turn start, discard after a stock draw, discard after
-    taking the discard, the knock lap, an empty stock under the showdown rule), legal and
-    within the budget; two streams at once; match end; exit on SIGTERM. Exits 0 when every
-    check passes, 1 otherwise.
+    taking the discard, the knock lap, an empty stock under the showdown rule, and the
+    variants' decisions: the dealer's option, a call, the dummy, the widow), legal and within
+    the budget; two streams at once; match end; exit on SIGTERM. With --preset or --rule only
+    the decisions of matches under those rules are asked (as 'submit' does with the
+    tournament's rules). Exits 0 when every check passes, 1 otherwise.
     """
     try:
         spec = parse_bot_spec(bot)
@@ -108,6 +123,12 @@ def check_bot_command(
         tc = TimeControl(budget_ms, bank_ms, grace_ms)
     except ValueError as e:
         _fail(str(e))
+    rules: Rules | None = None
+    if preset is not None or rule:
+        try:
+            rules = load_rules(preset, rule or [], None)
+        except RulesError as e:
+            _fail(str(e))
     if startup_timeout <= 0:
         _fail(f"--startup-timeout must be positive, got {startup_timeout:g}")
     try:
@@ -133,6 +154,7 @@ def check_bot_command(
                     startup_timeout_s=startup_timeout,
                     launcher=LocalLauncher(sandbox=sandbox_config),
                     on_result=on_result,
+                    cases=cases_for(rules),
                 )
             )
         except KeyboardInterrupt:

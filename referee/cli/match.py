@@ -123,7 +123,7 @@ def match_command(
             show_default=False,
         ),
     ],
-    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
+    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat, family, cadillac or bicycle.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
     rules_file: Annotated[
         Path | None,
@@ -271,15 +271,19 @@ def _fmt_value(v: float) -> str:
 
 
 def _round_story(r: RoundResult) -> tuple[Text, Text]:
-    """How a round ended, and who lost lives and why."""
+    """How a round ended, and who lost lives and why (under the pot: who won it)."""
     ended = Text()
+    if r.dummy_taker is not None:
+        ended.append(f"#{r.dummy_taker} took the dummy; ", style="dim")
     if r.end is RoundEnd.NATURAL_31 or r.end is RoundEnd.BLITZ:
         how = "dealt 31" if r.end is RoundEnd.NATURAL_31 else "blitzed 31"
         ended.append(", ".join(f"#{s}" for s in r.thirty_one) + f" {how}")
     elif r.end is RoundEnd.ABANDONED:
         ended.append("abandoned: one seat left")
     else:
-        if r.knocker is not None:
+        if r.end is RoundEnd.CALL and r.knocker is not None:
+            ended.append(f"#{r.knocker} called under the gun")
+        elif r.knocker is not None:
             ended.append(f"#{r.knocker} knocked")
         elif r.end is RoundEnd.EMPTY_STOCK:
             ended.append("pass on an empty stock")
@@ -288,6 +292,18 @@ def _round_story(r: RoundResult) -> tuple[Text, Text]:
         values = " ".join(f"#{s}:{_fmt_value(v)}" for s, v in sorted(r.values.items()))
         ended.append(f"; {values}", style="dim")
     lost = Text()
+    if r.chips_after:
+        # Playing for a pot: who took it (docs/rules.md, "Playing for a pot").
+        if r.winners:
+            share = r.chips_won[r.winners[0]]
+            lost.append(", ".join(f"#{s}" for s in r.winners) + f" +{share}")
+            if r.high_card_tie_break:
+                lost.append(" (high card)", style="dim")
+        else:
+            lost.append("nobody", style="dim")
+        if r.carried:
+            lost.append(f"; {r.carried} left in the pot", style="dim")
+        return ended, lost
     for s, n in sorted(r.lives_lost.items()):
         if lost:
             lost.append(", ")
@@ -335,11 +351,13 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
     rounds.add_column("#", justify="right")
     rounds.add_column("dealer", justify="right")
     rounds.add_column("ended")
-    rounds.add_column("lives lost")
-    rounds.add_column("tokens after")
+    pot = outcome.rules.scoring == "pot"
+    rounds.add_column("pot won" if pot else "lives lost")
+    rounds.add_column("chips after" if pot else "tokens after")
     for r in outcome.rounds:
         ended, lost = _round_story(r)
-        rounds.add_row(str(r.round_no), f"#{r.dealer}", ended, lost, " ".join(map(str, r.tokens_after)))
+        after = r.chips_after if pot else r.tokens_after
+        rounds.add_row(str(r.round_no), f"#{r.dealer}", ended, lost, " ".join(map(str, after)))
     parts.append(rounds)
 
     if outcome.faults:
@@ -365,16 +383,20 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
     places.add_column("place", justify="right")
     places.add_column("seat", justify="right")
     places.add_column("bot")
+    if outcome.chips:
+        places.add_column("net chips", justify="right")
     for col in ("decisions", "mean ms", "max ms", "bank left", "faults"):
         places.add_column(col, justify="right")
     places.add_column("")
     for s in sorted(outcome.seats, key=lambda s: (s.placing, s.seat)):
         st = s.stats
         note = "winner" if outcome.winner == s.seat else ("forfeited" if s.forfeited else "")
+        chips = [f"{outcome.chips[s.seat]:+d}"] if outcome.chips else []
         places.add_row(
             str(s.placing),
             f"#{s.seat}",
             Text(s.label),
+            *chips,
             str(st.decisions),
             f"{st.mean_latency_us / 1000:.2f}",
             f"{st.max_latency_us / 1000:.2f}",
@@ -386,6 +408,8 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
 
     if outcome.winner is not None:
         verdict = Text.assemble("Winner: ", (f"#{outcome.winner} {outcome.seats[outcome.winner].label}", "bold green"))
+    elif outcome.reason == "pot_rounds":
+        verdict = Text("No winner: a tie for first place on net chips")
     elif outcome.reason == "max_rounds":
         verdict = Text(f"No winner: the round limit ({outcome.rules.max_rounds}) was reached")
     else:
@@ -394,5 +418,9 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
         f" · {plural(len(outcome.rounds), 'round')} · {plural(outcome.decisions, 'decision')} in {outcome.duration_s:.2f} s"
         f" · seed {outcome.seed}"
     )
+    if outcome.chips:
+        verdict.append(f" · net chips {' '.join(f'{c:+d}' for c in outcome.chips)}")
+        if outcome.pot_left:
+            verdict.append(f" · {plural(outcome.pot_left, 'chip')} left in the pot")
     parts.append(verdict)
     return Group(*parts)

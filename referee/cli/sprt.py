@@ -9,7 +9,6 @@ import json
 import math
 import re
 import shutil
-import signal
 import sqlite3
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,8 +25,10 @@ from referee.bots.sandbox import SandboxError
 from referee.cli.app import app
 from referee.cli.console import err, fail
 from referee.cli.options import SandboxOpt, load_rules
+from referee.cli.stopping import exit_code, signals_stop
 from referee.faults import BotError, BotSpecError
 from referee.game import Rules, RulesError
+from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import RunError, RunReport, TaskResult, describe_error
 from referee.tournament.settings import SettingsError, SprtSettings, TournamentSettings, new_seed
@@ -162,18 +163,6 @@ def verdict_text(r: SprtResult, new: str, old: str) -> str:
     return f"undecided so far ({r.deals} deals): run the same command with --dir to continue"
 
 
-class _Stopped(KeyboardInterrupt):
-    def __init__(self, code: int) -> None:
-        super().__init__()
-        self.code = code
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise _Stopped(128 + signum)
-
-
 def _check_same(what: str, given: object, stored: object) -> None:
     if given is not None and given != stored:
         fail(f"this folder's test has {what} {stored}, not {given}: a test keeps its settings (start a new one without --dir)")
@@ -206,7 +195,7 @@ def sprt_command(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="The test's seed (default: random).")] = None,
     budget_ms: Annotated[int | None, typer.Option("--budget-ms", help=f"Time per decision, ms (default: {_TC.budget_ms}).")] = None,
-    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
+    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat, family, cadillac or bicycle.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = 1,
     sandbox: SandboxOpt = "auto",
@@ -254,7 +243,7 @@ def sprt_command(
             fail("name the bots to test: thirtyone sprt NEW OLD" + (f" (no test in {folder} to continue)" if folder else ""))
         k = table_size if table_size is not None else (1 + len(fields) if fields else 2)
         if k > 2 and len(fields) != k - 1:
-            fail(f"--table-size {k} needs {k - 1} filler bot(s) to sit with NEW and with OLD: name them with --field (got {len(fields)})")
+            fail(f"--table-size {k} needs {plural(k - 1, 'filler bot')} to sit with NEW and with OLD: name them with --field (got {len(fields)})")
         try:
             tc = TimeControl(budget_ms=budget_ms) if budget_ms is not None else TimeControl()
             settings = TournamentSettings(
@@ -379,35 +368,32 @@ def _play(store: TournamentStore, jobs: int) -> SprtResult:
         if watched:
             live.update(render(monitor.result(), t.new, t.old))
 
-    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     report: RunReport | None = None
-    try:
-        if watched:
-            with live:
+    with signals_stop():
+        try:
+            if watched:
+                with live:
+                    monitor, report = run_test(store, jobs, on_result=on_result)
+                    live.update(render(monitor.result(), t.new, t.old, running=False))
+            else:
                 monitor, report = run_test(store, jobs, on_result=on_result)
-                live.update(render(monitor.result(), t.new, t.old, running=False))
-        else:
-            monitor, report = run_test(store, jobs, on_result=on_result)
-            err.print(render(monitor.result(), t.new, t.old, running=False))
-    except KeyboardInterrupt as e:
-        err.print("[yellow]stopped[/]: finished matches are saved; run again with --dir to continue the same test", highlight=False)
-        raise typer.Exit(e.code if isinstance(e, _Stopped) else 130) from None
-    except StoreError as e:
-        fail(str(e))
-    except SandboxError as e:
-        fail(f"{e}; or use --sandbox off to run the bots unsandboxed")
-    except (RunError, NotAnSprtTest) as e:
-        fail(str(e), 1)
-    except OSError as e:
-        fail(f"the test stopped: {describe_error(e)}; finished matches are saved", 1)
-    except sqlite3.Error as e:
-        what = "the disk is full" if "full" in str(e) else f"the database cannot be written ({e})"
-        fail(f"the test stopped: {what}; finished matches are saved", 1)
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+                err.print(render(monitor.result(), t.new, t.old, running=False))
+        except KeyboardInterrupt as e:
+            err.print("[yellow]stopped[/]: finished matches are saved; run again with --dir to continue the same test", highlight=False)
+            raise typer.Exit(exit_code(e)) from None
+        except StoreError as e:
+            fail(str(e))
+        except SandboxError as e:
+            fail(f"{e}; or use --sandbox off to run the bots unsandboxed")
+        except (RunError, NotAnSprtTest) as e:
+            fail(str(e), 1)
+        except OSError as e:
+            fail(f"the test stopped: {describe_error(e)}; finished matches are saved", 1)
+        except sqlite3.Error as e:
+            what = "the disk is full" if "full" in str(e) else f"the database cannot be written ({e})"
+            fail(f"the test stopped: {what}; finished matches are saved", 1)
     if report is not None and report.played:
-        err.print(f"played {report.played} match(es) in {report.seconds:.1f} s with -j {jobs}", highlight=False)
+        err.print(f"played {plural(report.played, 'match', 'matches')} in {report.seconds:.1f} s with -j {jobs}", highlight=False)
     if failures:
-        err.print(f"[red]{len(failures)} match(es) could not be played[/]; run again with --dir to continue", highlight=False)
+        err.print(f"[red]{plural(len(failures), 'match', 'matches')} could not be played[/]; run again with --dir to continue", highlight=False)
     return monitor.result()

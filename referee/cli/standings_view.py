@@ -38,6 +38,8 @@ def standings_rows(st: Standings) -> list[dict[str, Any]]:
                 "win_rate_high95": round(b.win_high, 4),
                 "mean_placing": round(b.mean_placing, 3),
                 "lives_lost_per_round": round(b.lives_per_round, 4),
+                # Only when the rules score a pot (docs/rules.md, "Playing for a pot").
+                **({"mean_net_chips": round(b.mean_chips, 3)} if st.pot else {}),
                 "rounds": b.rounds,
                 "forfeits": b.forfeits,
                 **{f"faults_{k.lower()}": b.faults.get(k, 0) for k in FAULT_KINDS},
@@ -103,7 +105,8 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
         caption.append(" · seed hidden until every scheduled match is played")
     caption.append(
         "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
-        "lives/rd: lives lost per round · T/C/I/M/S: timeouts/crashes/illegal/malformed/failed starts"
+        + ("chips/m: mean net chips per match · " if st.pot else "lives/rd: lives lost per round · ")
+        + "T/C/I/M/S: timeouts/crashes/illegal/malformed/failed starts"
     )
     for b in st.bots:
         if b.disqualified is not None:
@@ -116,7 +119,10 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     t.add_column("n", justify="right")
     t.add_column("win (95% CI)", justify="right", no_wrap=True)
     t.add_column("place", justify="right")
-    t.add_column("lives/rd", justify="right")
+    if st.pot:
+        t.add_column("chips/m", justify="right")
+    else:
+        t.add_column("lives/rd", justify="right")
     t.add_column("T/C/I/M/S", justify="right", no_wrap=True)
     for rank, b in enumerate(st.bots, 1):
         faults = "/".join(str(b.faults.get(k, 0)) for k in FAULT_KINDS)
@@ -128,7 +134,9 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
             str(b.matches),
             f"{b.win_rate:.0%} ({b.win_low:.0%}–{b.win_high:.0%})" if b.matches else "–",  # noqa: RUF001
             f"{b.mean_placing:.2f}" if b.matches else "–",  # noqa: RUF001
-            f"{b.lives_per_round:.3f}" if b.rounds else "–",  # noqa: RUF001
+            (f"{b.mean_chips:+.2f}" if b.matches else "–")  # noqa: RUF001
+            if st.pot
+            else (f"{b.lives_per_round:.3f}" if b.rounds else "–"),  # noqa: RUF001
             Text(faults + (f" {b.forfeits} out" if b.forfeits else ""), style=fault_style),
         )
     if st.matches == 0:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sqlite3
 import tempfile
 import time
@@ -30,11 +29,13 @@ from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.options import BotEnvOpt, SandboxOpt, check_numbers
 from referee.cli.standings_view import standings_csv, standings_json, standings_table
+from referee.cli.stopping import exit_code, signals_stop
 from referee.faults import BotError
 from referee.game import MAX_PLAYERS, RulesError, parse_overrides
 from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import (
+    Executor,
     RunError,
     RunReport,
     TaskResult,
@@ -67,7 +68,7 @@ def _open(folder: Path, *, readonly: bool = False) -> TournamentStore:
 @tournament_app.command("new")
 def new_command(
     folder: DirArg,
-    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat or family.")] = None,
+    preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat, family, cadillac or bicycle.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
     config: Annotated[
         Path | None,
@@ -282,7 +283,9 @@ def withdraw_command(folder: DirArg, name: Annotated[str, typer.Argument(help="T
     out.print(f"withdrew [bold]{name}[/]")
 
 
-def _run(store: TournamentStore, jobs: int, quiet: bool = False, only: list[str] | None = None) -> RunReport:
+def _run(
+    store: TournamentStore, jobs: int, quiet: bool = False, only: list[str] | None = None, executor: Executor | None = None
+) -> RunReport:
     faults = dict.fromkeys(FAULT_KINDS, 0)
     failed = 0
     progress = Progress(
@@ -327,17 +330,17 @@ def _run(store: TournamentStore, jobs: int, quiet: bool = False, only: list[str]
         progress.update(task_id, description=fault_text())
 
     with progress:
-        report = run_pending(store, jobs, on_start=on_start, on_result=on_result, only=only)
+        report = run_pending(store, jobs, executor=executor, on_start=on_start, on_result=on_result, only=only)
     for name, reason in report.disqualified.items():
         err.print(f"[red]{escape(name)} is disqualified:[/] {escape(reason)}", highlight=False)
     return report
 
 
-def _report(report: RunReport, jobs: int) -> None:
+def _report(report: RunReport, jobs: int, how: str = "") -> None:
     if report.played:
         startup_share = report.startup_s / report.match_s if report.match_s else 0.0
         err.print(
-            f"played {plural(report.played, 'match', 'matches')} in {report.seconds:.1f} s with -j {jobs} "
+            f"played {plural(report.played, 'match', 'matches')} in {report.seconds:.1f} s {how or f'with -j {jobs}'} "
             f"({report.played / report.seconds:.2f} matches/s; bot start-up {startup_share:.0%} of match time)",
             highlight=False,
         )
@@ -346,53 +349,70 @@ def _report(report: RunReport, jobs: int) -> None:
         err.print(f"nothing to play: {done} done", highlight=False)
 
 
-class _Stopped(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during a run; ``code`` is the exit status it asks for."""
-
-    def __init__(self, code: int) -> None:
-        super().__init__()
-        self.code = code
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    # One stop is enough: a second Ctrl-C while the workers are being stopped must not
-    # break that cleanup with a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise _Stopped(128 + signum)
-
-
-def _play(folder: Path, store: TournamentStore, jobs: int, only: list[str] | None = None) -> RunReport:
+def _play(
+    folder: Path, store: TournamentStore, jobs: int, only: list[str] | None = None, executor: Executor | None = None
+) -> RunReport:
     """Run with Ctrl-C and SIGTERM stopping the run cleanly (exit 130 / 143)."""
-    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        return _run(store, jobs, only=only)
-    except KeyboardInterrupt as e:
-        err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
-        raise typer.Exit(e.code if isinstance(e, _Stopped) else 130) from None
-    except StoreError as e:  # another run holds the folder
-        fail(str(e))
-    except SandboxError as e:  # the machine cannot sandbox, and the tournament wants it
-        fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
-    except RunError as e:
-        fail(str(e), 1)
-    except OSError as e:  # the referee's own files: the disk, the folder
-        fail(f"the run stopped: {describe_error(e)}; finished matches are saved", 1)
-    except sqlite3.Error as e:  # SQLite says "database or disk is full" for a full disk
-        what = "the disk is full" if "full" in str(e) else f"the tournament database cannot be written ({e})"
-        fail(f"the run stopped: {what}; finished matches are saved", 1)
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+    with signals_stop():
+        try:
+            return _run(store, jobs, only=only, executor=executor)
+        except KeyboardInterrupt as e:
+            err.print("[yellow]stopped[/]: finished matches are saved; run again to continue", highlight=False)
+            raise typer.Exit(exit_code(e)) from None
+        except StoreError as e:  # another run holds the folder
+            fail(str(e))
+        except SandboxError as e:  # the machine cannot sandbox, and the tournament wants it
+            fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
+        except RunError as e:
+            fail(str(e), 1)
+        except OSError as e:  # the referee's own files: the disk, the folder
+            fail(f"the run stopped: {describe_error(e)}; finished matches are saved", 1)
+        except sqlite3.Error as e:  # SQLite says "database or disk is full" for a full disk
+            what = "the disk is full" if "full" in str(e) else f"the tournament database cannot be written ({e})"
+            fail(f"the run stopped: {what}; finished matches are saved", 1)
 
 
 @tournament_app.command("run")
 def run_command(
     folder: DirArg,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once (at least 1).")] = 1,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Play the matches on a Ray cluster (HOST:PORT of its head, or 'auto'), or 'local' to start "
+            "Ray on this machine for the run; needs the ray extra. This machine still writes every result.",
+            show_default=False,
+        ),
+    ] = None,
+    ray_jobs: Annotated[
+        int | None,
+        typer.Option("--ray-jobs", help="With --ray: matches played at once (at least 1). \\[default: one per CPU of the cluster]", show_default=False),
+    ] = None,
 ) -> None:
     """Play every pending match (resumes where a stopped run left off)."""
     check_numbers({"--jobs": jobs})
+    executor: Executor | None = None
+    if ray_jobs is not None and ray is None:
+        fail("--ray-jobs goes with --ray ADDRESS")
+    if ray is not None and jobs != 1:
+        fail("-j sets the local workers; with --ray, --ray-jobs N sets the matches played at once")
+    if ray is not None:
+        from referee.tournament import ray_executor
+
+        if ray_jobs is not None and ray_jobs < 1:
+            fail(f"--ray-jobs must be a whole number of at least 1, got {ray_jobs}")
+        try:
+            ray_executor.require_ray()
+        except RunError as e:
+            fail(str(e))
+        try:
+            executor = ray_executor.RayExecutor(
+                ray, ray_jobs, on_message=lambda text: err.print(f"[yellow]{escape(text)}[/]", highlight=False)
+            )
+        except RunError as e:
+            fail(str(e), 1)
     with _open(folder) as store:
         if len(store.bots()) < store.settings.table_size:
             fail(
@@ -406,8 +426,14 @@ def run_command(
             store.settings.sandbox_config(store.folder)
         except SandboxError as e:
             fail(f"{e}; or make the tournament with --sandbox off to run its bots unsandboxed")
-        report = _play(folder, store, jobs)
-        _report(report, jobs)
+        report = _play(folder, store, jobs, executor=executor)
+        how = ""
+        if ray is not None:
+            from referee.tournament.ray_executor import RayExecutor
+
+            assert isinstance(executor, RayExecutor)
+            how = f"on Ray ({plural(executor.workers, 'worker')} on {plural(len(executor.nodes), 'node')})"
+        _report(report, jobs, how)
         if report.failed:
             fail(
                 f"{plural(len(report.failed), 'match', 'matches')} could not be played for reasons of the referee's, not the bots' "

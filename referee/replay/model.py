@@ -15,6 +15,13 @@ the match (docs/rules.md, "What a bot sees"): its own hand and draws, taken from
 discards, cards taken from the discard pile, knocks, hands shown at a showdown, the 31 hands,
 lives and tokens. Renderers never have to filter anything out, so they cannot leak it.
 
+Under the variants (docs/rules.md, "Variants") the public table grows: the widow's three
+face-up cards (at the deal and after every step that changes them), a dummy-taker's old hand
+lying face up, the dealer's up-card swap (both cards) or pass, a call, and under the pot the
+antes, the pot, each seat's net chips and the pot's award. The dummy's cards are nobody's
+while face down (only the omniscient view shows them), and once taken they are the taker's
+hand, which only the taker sees until a showdown shows it.
+
 Pure: no rich, no printing; only the log file is read, by :mod:`referee.log`.
 """
 
@@ -41,7 +48,7 @@ from referee.game import (
     RoundResult,
     hand_value,
 )
-from referee.game.actions import Action
+from referee.game.actions import Action, Phase
 from referee.log import (
     Divergence,
     LogWatcher,
@@ -82,6 +89,20 @@ class DealStep:
     #: Tokens and who is in, as the round starts.
     tokens: tuple[int, ...]
     in_game: tuple[bool, ...]
+    # --- the variants (docs/rules.md, "Variants"); the defaults are the plain game's.
+    #: The widow's three face-up cards (``draw="widow"``; public), else empty.
+    widow: tuple[Card, ...] = ()
+    #: How many cards lie face down in the dummy (3 with ``dummy=true``, else 0).
+    dummy_size: int = 0
+    #: The dummy's cards, when the viewer may see them (the omniscient view only), else empty.
+    dummy: tuple[Card, ...] = ()
+    #: Under the pot: per seat, the chips paid into the pot at this deal (0 for a seat out).
+    antes: tuple[int, ...] = ()
+    #: Under the pot: chips carried from the round before, and the pot after the antes.
+    pot_carried: int = 0
+    pot: int = 0
+    #: Under the pot: per seat, net chips after the antes (public).
+    chips: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +136,18 @@ class ActionStep:
     #: when the viewer may see it: the omniscient view, or the seat's own decisions. None for
     #: an action the referee played after a fault.
     latency_us: int | None = None
+    # --- the variants (docs/rules.md, "Variants"); the defaults are the plain game's.
+    #: The dealer's option: the action was the dealer's one decision before the first turn
+    #: (a ``pass`` then means "keep my hand", a ``swap upcard`` gives ``card`` for ``taken``).
+    dealer_option: bool = False
+    #: The cards a swap put into the hand, when the viewer may see them: the old up-card (an
+    #: up-card swap) or the widow card (a widow swap), both public; the dummy's three cards
+    #: (``swap hand``), only for the taker and the omniscient view (None for the others).
+    taken: tuple[Card, ...] | None = None
+    #: After a ``swap hand``: the taker's old hand, now face up and out of play (public).
+    face_up: tuple[Card, ...] = ()
+    #: In the widow game: the widow's three cards after the action (public).
+    widow: tuple[Card, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +180,9 @@ class ThirtyOneStep:
     natural: bool
     #: The 31 hands (shown to everyone).
     hands: tuple[SeatHand, ...]
+    #: For a blitz: the kind of action that made it (a discard, or under the variants an
+    #: up-card, dummy or widow swap); None for a natural 31.
+    by: ActionKind | None = None
 
 
 class LossReason(Enum):
@@ -198,6 +234,27 @@ class RoundEndStep:
     eliminated: tuple[int, ...]
     sudden_death: bool
     turns: int
+    # --- playing for a pot (docs/rules.md, "Playing for a pot"); public.
+    #: The seats that won (share) the pot; empty under lives and when nobody won.
+    winners: tuple[int, ...] = ()
+    #: Chips in the pot when it was awarded (antes and any carried remainder).
+    pot: int = 0
+    #: Per seat: chips won this round (empty under lives).
+    chips_won: tuple[int, ...] = ()
+    #: Chips left in the pot for the next round (what could not be shared).
+    carried: int = 0
+    #: Per seat: net chips after the round (empty under lives).
+    chips_after: tuple[int, ...] = ()
+    #: The highest value was tied, so the pot went by card rank (A K Q ... 2).
+    high_card_tie_break: bool = False
+    # --- public cards of the variants as the round ended.
+    #: The widow's three cards (widow game), else empty.
+    widow: tuple[Card, ...] = ()
+    #: The dummy-taker's old hand, face up (empty when nobody took the dummy).
+    face_up: tuple[Card, ...] = ()
+    dummy_taker: int | None = None
+    #: A dummy nobody took, when the viewer may see it (omniscient only), else empty.
+    dummy: tuple[Card, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +271,10 @@ class ResultStep:
     forfeited: tuple[bool, ...]
     #: Decision statistics, in the omniscient view only (they are the referee's).
     stats: tuple[wire.SeatStats, ...] | None
+    #: Under the pot: net chips per seat at the end (the placings follow from them), and the
+    #: chips left in the pot after the last round, which are nobody's.
+    chips: tuple[int, ...] = ()
+    pot_left: int = 0
 
 
 Step = DealStep | RestockStep | ActionStep | FaultStep | ForfeitStep | ThirtyOneStep | RoundEndStep | ResultStep
@@ -274,12 +335,22 @@ class _StepBuilder(LogWatcher):
         self.out_round: list[int | None] = [None] * self.n
         self.by_forfeit = [False] * self.n
         self.last_actor: int | None = None
+        self.last_kind: ActionKind | None = None
         #: The acting seat's cards as the viewer knew them when it decided (None: unseen).
         self.before: tuple[Card, ...] | None = None
         #: Set once the viewer is out of the match: it saw nothing more until the result.
         self.viewer_out = False
         #: The thinking time of the decision being applied (None: not the viewer's to see).
         self.latency: int | None = None
+        self.pot_game = h.rules.scoring == "pot"
+        self.chips = [0] * self.n
+        #: The round's public variant cards as the model had them when the seat decided.
+        self.widow: tuple[Card, ...] = ()
+        self.dummy: tuple[Card, ...] = ()
+        self.old_hand: tuple[Card, ...] = ()
+        self.option = False
+        #: The dummy as dealt this round (shown at the end, omniscient only, if nobody took it).
+        self.dealt_dummy: tuple[Card, ...] = ()
 
     def _sees(self, seat: int) -> bool:
         """Whether the viewer may see ``seat``'s cards (its own, or everyone's when omniscient)."""
@@ -305,11 +376,30 @@ class _StepBuilder(LogWatcher):
         else:
             self.before = None
         self.latency = event.latency_us if self._sees(seat) and not event.by_referee else None
+        # What the variants' actions change (read here: once applied, the round may be over).
+        self.option = match.phase is Phase.DEALER_OPTION
+        self.widow = tuple(match.widow)
+        self.dummy = tuple(match.dummy)
+        self.old_hand = match.hand(seat)
 
     def acted(self, at: Position, match: Match, record: ActionRecord, by_referee: bool) -> None:
         seat, kind = record.seat, record.action.kind
         self.last_actor = seat
+        self.last_kind = kind
         card = record.card if (kind is not ActionKind.DRAW_STOCK or self._sees(seat)) else None
+        taken: tuple[Card, ...] | None = None
+        face_up: tuple[Card, ...] = ()
+        widow = self.widow
+        if kind in (ActionKind.SWAP_UPCARD, ActionKind.SWAP_WIDOW):
+            # Public exchanges: both cards are seen by everyone.
+            assert record.card is not None and record.taken_card is not None
+            taken = (record.taken_card,)
+            if kind is ActionKind.SWAP_WIDOW:
+                widow = tuple(record.card if c == record.taken_card else c for c in widow)
+        elif kind is ActionKind.SWAP_HAND:
+            # The old hand goes face up for everyone; the dummy's cards are the taker's.
+            face_up = self.old_hand
+            taken = self.dummy if self._sees(seat) else None
         hand: SeatHand | None = None
         before = self.before
         if before is not None:
@@ -318,10 +408,28 @@ class _StepBuilder(LogWatcher):
                 after = (*before, record.card)
             elif kind is ActionKind.DISCARD:
                 after = tuple(c for c in before if c != record.card)
+            elif kind in (ActionKind.SWAP_UPCARD, ActionKind.SWAP_WIDOW):
+                after = tuple(record.taken_card if c == record.card else c for c in before)  # type: ignore[misc]
+            elif kind is ActionKind.SWAP_HAND:
+                after = self.dummy
             else:
                 after = before
             hand = self._hand(seat, after)
-        self._add(ActionStep(at, seat, record.action, card, by_referee and self._sees(seat), hand, self.latency))
+        self._add(
+            ActionStep(
+                at,
+                seat,
+                record.action,
+                card,
+                by_referee and self._sees(seat),
+                hand,
+                self.latency,
+                dealer_option=self.option,
+                taken=taken,
+                face_up=face_up,
+                widow=widow,
+            )
+        )
 
     def faulted(self, at: Position, fault: wire.FaultInfo) -> None:
         if self._sees(fault.seat):
@@ -345,18 +453,42 @@ class _StepBuilder(LogWatcher):
             order = [s for s in range(rec.dealer + 1, self.n) if rec.hands[s]] + [
                 s for s in range(rec.dealer + 1) if rec.hands[s]
             ]
+            if kind != "deal":
+                return  # the antes' line: the deal's step holds them already
             hands = tuple(self._hand(s, rec.hands[s]) for s in order if self._sees(s))
-            stock = len(rec.deck) - 3 * len(order) - 1
-            self._add(DealStep(at, rec.dealer, hands, rec.upcard, stock, tuple(self.tokens), tuple(self.alive)))
+            stock = 0 if rec.widow else len(rec.deck) - 3 * len(order) - len(rec.dummy) - 1
+            if rec.antes:
+                self.chips = [c - a for c, a in zip(self.chips, rec.antes, strict=True)]
+            self.dealt_dummy = rec.dummy
+            self._add(
+                DealStep(
+                    at,
+                    rec.dealer,
+                    hands,
+                    rec.upcard,
+                    stock,
+                    tuple(self.tokens),
+                    tuple(self.alive),
+                    widow=rec.widow,
+                    dummy_size=len(rec.dummy),
+                    dummy=rec.dummy if self.viewer is None else (),
+                    antes=rec.antes,
+                    pot_carried=rec.pot_carried,
+                    pot=rec.pot,
+                    chips=tuple(self.chips) if self.pot_game else (),
+                )
+            )
         elif isinstance(rec, RestockRecord):
             top = match.pile[-1] if match.pile and match.round_no == rec.round_no else None
             self._add(RestockStep(at, match.current, rec.number, len(rec.stock), top))
         elif isinstance(rec, RoundResult):
             if kind == "thirty_one":
                 hands = tuple(self._hand(s, rec.hands[s]) for s in rec.thirty_one)
-                self._add(ThirtyOneStep(at, rec.thirty_one, rec.end is RoundEnd.NATURAL_31, hands))
-            else:
+                natural = rec.end is RoundEnd.NATURAL_31
+                self._add(ThirtyOneStep(at, rec.thirty_one, natural, hands, None if natural else self.last_kind))
+            elif kind == "round_end":
                 self._round_end(at, rec)
+            # The pot's award line: the round end's step holds the award.
 
     def _round_end(self, at: Position, r: RoundResult) -> None:
         # A showdown shows every hand to everyone; a 31 ends the round with only the 31 shown.
@@ -396,8 +528,20 @@ class _StepBuilder(LogWatcher):
                 eliminated=r.eliminated,
                 sudden_death=r.sudden_death,
                 turns=r.turns,
+                winners=r.winners,
+                pot=r.pot,
+                chips_won=r.chips_won,
+                carried=r.carried,
+                chips_after=r.chips_after,
+                high_card_tie_break=r.high_card_tie_break,
+                widow=r.widow,
+                face_up=r.face_up,
+                dummy_taker=r.dummy_taker,
+                dummy=self.dealt_dummy if self.viewer is None and r.dummy_taker is None else (),
             )
         )
+        if r.chips_after:
+            self.chips = list(r.chips_after)
         self.last_actor = None
         if self.viewer is not None and self.viewer in r.eliminated:
             self.viewer_out = True
@@ -409,7 +553,10 @@ class _StepBuilder(LogWatcher):
         # was dealt.
         stats = footer.stats if self.viewer is None and match is not None else None
         f = footer
-        self._add(ResultStep(at, f.placings, f.winner, f.reason, f.rounds, tuple(self.out_round), tuple(self.by_forfeit), stats))
+        chips = tuple(match.chips) if self.pot_game and match is not None else ()
+        pot_left = match.pot if self.pot_game and match is not None else 0
+        step = ResultStep(at, f.placings, f.winner, f.reason, f.rounds, tuple(self.out_round), tuple(self.by_forfeit), stats, chips, pot_left)
+        self._add(step)
 
 
 def build_replay(log: MatchLog, seat: int | None = None, *, steps: bool = True) -> Replay:

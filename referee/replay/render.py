@@ -113,6 +113,14 @@ class _Painter:
         parts = [f"#{s} {tokens[s]}" if in_game[s] else f"#{s} out" for s in range(len(tokens))]
         return Text(self.g.dot.join(parts))
 
+    def chips(self, chips: Sequence[int], in_game: Sequence[bool] | None = None) -> Text:
+        """Net chips per seat (playing for a pot), ``#0 +3 · #1 -2``; a seat out is marked."""
+        parts = [f"#{s} {_signed(c)}" + ("" if in_game is None or in_game[s] else " (out)") for s, c in enumerate(chips)]
+        return Text(self.g.dot.join(parts))
+
+    def seats(self, seats: Iterable[int]) -> str:
+        return " and ".join(self.labels[s] for s in seats)
+
 
     def row(self, margin: Text, seat: Text | None, content: Text | str, hand: Text | None = None) -> Table:
         """One line in the replay's columns: a label, a seat, what happened (wrapping in its
@@ -136,6 +144,11 @@ def _cut(name: str) -> str:
 
 def _num(v: float) -> str:
     return f"{v:g}"
+
+
+def _signed(n: int) -> str:
+    """Net chips: ``+3``, ``-2``, ``0``."""
+    return f"{n:+d}" if n else "0"
 
 
 # ---------------------------------------------------------------- sections
@@ -254,24 +267,49 @@ def _header(p: _Painter) -> RenderableType:
 
 def _deal(p: _Painter, d: DealStep) -> RenderableType:
     g = p.g
-    title = f"Round {d.at.round_no}{g.dot}dealer {p.labels[d.dealer]}"
+    r = p.rules
+    # Playing for a pot, a match is a fixed number of rounds (0: three per seat).
+    of = f" of {r.pot_rounds or 3 * p.replay.header.players}" if r.scoring == "pot" else ""
+    title = f"Round {d.at.round_no}{of}{g.dot}dealer {p.labels[d.dealer]}"
     lines: list[RenderableType] = [Rule(title, style="dim")]
     for i, h in enumerate(d.hands):
         lines.append(p.row(p.margin("deal" if i == 0 else ""), p.seat(h.seat), p.hand(h)))
-    up = Text("up-card ")
-    if d.upcard is not None:
-        up.append_text(p.card(d.upcard))
-    up.append(f"{g.dot}{plural(d.stock_size, 'card')} in the stock")
-    lines.append(p.row(p.margin("" if d.hands else "deal"), None, up))
-    lines.append(p.row(p.margin("tokens"), None, p.tokens(d.tokens, d.in_game)))
+    if d.widow:
+        # The widow game: three cards face up, no up-card and no stock.
+        widow = p.cards(d.widow).append("  face up; no stock, no discard pile", style="dim")
+        lines.append(p.row(p.margin("widow"), None, widow))
+    else:
+        up = Text("up-card ")
+        if d.upcard is not None:
+            up.append_text(p.card(d.upcard))
+        up.append(f"{g.dot}{plural(d.stock_size, 'card')} in the stock")
+        lines.append(p.row(p.margin("" if d.hands else "deal"), None, up))
+    if d.dummy_size:
+        dummy = p.cards(d.dummy) if d.dummy else Text("")
+        dummy.append(f"{'  ' if d.dummy else ''}{plural(d.dummy_size, 'card')} face down", style="dim")
+        lines.append(p.row(p.margin("dummy"), None, dummy))
+    if d.antes:
+        paid = [f"#{s} {a}" for s, a in enumerate(d.antes) if a]
+        ante = Text(g.dot.join(paid) + f" {g.arrow} ")
+        ante.append(f"pot {d.pot}", style="bold")
+        if d.pot_carried:
+            ante.append(f" ({d.pot_carried} carried from the round before)")
+        lines.append(p.row(p.margin("antes"), None, ante))
+        lines.append(p.row(p.margin("chips"), None, p.chips(d.chips, d.in_game)))
+    else:
+        lines.append(p.row(p.margin("tokens"), None, p.tokens(d.tokens, d.in_game)))
     return Group(*lines)
 
 
 def _action(p: _Painter, a: Action) -> Text:
-    """An action as its text form, its card (if any) printed like every other card."""
+    """An action as its text form, its cards (if any) printed like every other card."""
     if a.card is None:
         return Text(str(a), style="red")
-    return Text("discard ", style="red").append_text(p.card(a.card))
+    name = str(a).split(f" {a.card}")[0]
+    t = Text(name + " ", style="red").append_text(p.card(a.card))
+    if a.widow_card is not None:
+        t.append(" ").append_text(p.card(a.widow_card))
+    return t
 
 
 def _phrase(p: _Painter, a: ActionStep) -> Text:
@@ -294,6 +332,32 @@ def _phrase(p: _Painter, a: ActionStep) -> Text:
         t.append_text(p.card(a.card))
     elif kind is ActionKind.KNOCK:
         t.append("knocks", style="bold yellow")
+    elif kind is ActionKind.PASS and a.dealer_option:
+        t.append("keeps the hand")
+    elif kind is ActionKind.SWAP_UPCARD:
+        assert a.card is not None
+        t.append("takes the up-card ")
+        t.append_text(p.cards(a.taken or ()))
+        t.append(", turns ")
+        t.append_text(p.card(a.card))
+        t.append(" face up")
+    elif kind is ActionKind.CALL:
+        t.append("calls under the gun: showdown at once", style="bold yellow")
+    elif kind is ActionKind.SWAP_HAND:
+        t.append("takes the dummy")
+        if a.taken:
+            t.append(" ")
+            t.append_text(p.cards(a.taken))
+        if a.face_up:
+            t.append("; the old hand ")
+            t.append_text(p.cards(a.face_up))
+            t.append(" lies face up")
+    elif kind is ActionKind.SWAP_WIDOW:
+        assert a.card is not None
+        t.append("gives ")
+        t.append_text(p.card(a.card))
+        t.append(" to the widow, takes ")
+        t.append_text(p.cards(a.taken or ()))
     else:
         t.append("passes on the empty stock", style="bold yellow")
     if a.by_referee:
@@ -311,7 +375,10 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
         if label_used:
             return p.margin()
         label_used = True
-        return p.margin(f"turn {steps[0].at.turn}")
+        first = steps[0]
+        if isinstance(first, ActionStep) and first.dealer_option:
+            return p.margin("option")  # the dealer's option: before the first turn, not a turn
+        return p.margin(f"turn {first.at.turn}")
 
     i = 0
     while i < len(steps):
@@ -327,6 +394,8 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
             hand = run[-1].hand
             after = Text(f" {g.arrow} ").append_text(p.hand(hand)) if hand is not None else Text()
             lines.append(p.row(margin(), p.seat(step.seat), phrase, after))
+            if run[-1].action.kind is ActionKind.SWAP_WIDOW:
+                lines.append(p.row(p.margin("widow"), None, p.cards(run[-1].widow)))
         elif isinstance(step, RestockStep):
             t = Text(f"the stock is empty: the discard pile becomes a new stock of {plural(step.stock_size, 'card')}")
             if step.top_discard is not None:
@@ -369,8 +438,11 @@ def _end_title(p: _Painter, e: RoundEndStep) -> Text | None:
         return Text(f"{who} passed on the empty stock" + (f"; {knocked} earlier" if knocked else ""))
     if e.end is RoundEnd.MAX_TURNS:
         return Text(f"the turn limit ({plural(e.turns, 'turn')}) was reached" + (f"; {knocked}" if knocked else ""))
+    if e.end is RoundEnd.CALL:
+        return Text(f"after {p.labels[e.knocker]}'s call under the gun" if e.knocker is not None else "after a call under the gun")
     if e.end is RoundEnd.ABANDONED:
-        return Text("round abandoned: fewer than two seats are left in it; nobody loses a life", style="yellow")
+        nobody = "nobody wins the pot" if p.rules.scoring == "pot" else "nobody loses a life"
+        return Text(f"round abandoned: fewer than two seats are left in it; {nobody}", style="yellow")
     return None
 
 
@@ -401,12 +473,20 @@ def _why(p: _Painter, e: RoundEndStep, loss: LifeLoss) -> Text:
     return t
 
 
+#: How a blitz was made, by the kind of the action that made it.
+_BLITZ: dict[ActionKind | None, str] = {
+    ActionKind.SWAP_UPCARD: "swaps the up-card in to 31: blitz",
+    ActionKind.SWAP_HAND: "takes the dummy at 31: blitz",
+    ActionKind.SWAP_WIDOW: "swaps with the widow to 31: blitz",
+}
+
+
 def _round_end(p: _Painter, steps: Sequence[Step]) -> RenderableType:
     lines: list[RenderableType] = []
     for step in steps:
         if isinstance(step, ThirtyOneStep):
             for i, h in enumerate(step.hands):
-                how = "dealt 31" if step.natural else "discards to 31: blitz"
+                how = "dealt 31" if step.natural else _BLITZ.get(step.by, "discards to 31: blitz")
                 t = p.hand(h).append("  ").append(how, style="bold green")
                 lines.append(p.row(p.margin("31" if i == 0 else "", style="bold green"), p.seat(h.seat), t))
         elif isinstance(step, RoundEndStep):
@@ -427,17 +507,33 @@ def _round_result(p: _Painter, e: RoundEndStep) -> list[RenderableType]:
     # the 31 itself, so only the others are listed here.
     shown = [h for h in e.shown if e.showdown or h.seat not in e.thirty_one]
     lost = {loss.seat for loss in e.losses}
+    pot_game = p.rules.scoring == "pot"
     for h in shown:
         t = p.hand(h)
         marks = []
         if h.seat == e.knocker:
-            marks.append("knocker")
-        if e.showdown and h.value == e.lowest:
+            marks.append("caller" if e.end is RoundEnd.CALL else "knocker")
+        if h.seat == e.dummy_taker:
+            marks.append("took the dummy")
+        if pot_game:
+            if e.showdown and h.seat in e.winners:
+                marks.append("highest")
+        elif e.showdown and h.value == e.lowest:
             marks.append("lowest")
         if marks:
             t.append("  " + ", ".join(marks), style="red" if h.seat in lost else "yellow")
         lines.append(p.row(p.margin(label), p.seat(h.seat), t))
         label = ""
+    if e.widow:
+        lines.append(p.row(p.margin("widow"), None, p.cards(e.widow)))
+    if e.face_up:
+        who = p.labels[e.dummy_taker] if e.dummy_taker is not None else "the dummy-taker"
+        lines.append(p.row(p.margin("face up"), None, p.cards(e.face_up).append(f"  {who}'s old hand", style="dim")))
+    if e.dummy:
+        lines.append(p.row(p.margin("dummy"), None, p.cards(e.dummy).append("  never taken", style="dim")))
+    if pot_game:
+        lines.extend(_pot_award(p, e))
+        return lines
     for i, loss in enumerate(e.losses):
         lines.append(p.row(p.margin("lives" if i == 0 else ""), p.seat(loss.seat), _why(p, e, loss)))
     if e.knocker_safe and e.knocker is not None:
@@ -454,21 +550,50 @@ def _round_result(p: _Painter, e: RoundEndStep) -> list[RenderableType]:
     return lines
 
 
+def _pot_award(p: _Painter, e: RoundEndStep) -> list[RenderableType]:
+    """Who won the pot, the chips each, what is carried, and the chips after the round."""
+    g = p.g
+    t = Text(f"pot {e.pot} {g.arrow} ")
+    if not e.winners:
+        t.append("nobody wins it", style="yellow")
+    else:
+        each = e.chips_won[e.winners[0]] if e.chips_won else 0
+        verb = "wins" if len(e.winners) == 1 else "share it:"
+        t.append(f"{p.seats(e.winners)} {verb} ", style="bold green")
+        t.append(f"{each} chip{'' if each == 1 else 's'}" + (" each" if len(e.winners) > 1 else ""))
+        if e.high_card_tie_break:
+            t.append(f"{g.dot}a tie on value, broken by card rank")
+    if e.carried:
+        t.append(f"{g.dot}{e.carried} carried to the next round")
+    lines: list[RenderableType] = [p.row(p.margin("pot"), None, t)]
+    if e.chips_after:
+        lines.append(p.row(p.margin("chips"), None, p.chips(e.chips_after, e.in_game_after)))
+    return lines
+
+
 def _viewer_out(p: _Painter, viewer: int) -> RenderableType:
     return Text(f"{p.labels[viewer]} is out of the match: it saw nothing more until the result", style="bold yellow")
 
 
 def _result(p: _Painter, r: ResultStep) -> RenderableType:
+    reason: str = r.reason  # "pot_rounds": playing for a pot (docs/rules.md, "Variants")
     if r.winner is not None:
         head = Text(f"{p.labels[r.winner]} wins", style="bold green")
-        head.append(f": the last player standing after {r.rounds} round" + ("" if r.rounds == 1 else "s"), style="")
+        if reason == "pot_rounds":
+            head.append(f": the most chips after {plural(r.rounds, 'round')}", style="")
+        else:
+            head.append(f": the last player standing after {r.rounds} round" + ("" if r.rounds == 1 else "s"), style="")
     elif r.reason == "max_rounds":
         head = Text(f"No winner: the round limit ({p.rules.max_rounds}) was reached", style="bold yellow")
+    elif reason == "pot_rounds":
+        head = Text(f"No winner: a tie for the most chips after {plural(r.rounds, 'round')}", style="bold yellow")
     else:
         head = Text(f"No winner: the referee aborted the match in round {r.rounds}", style="bold yellow")
     table = Table(show_edge=False, box=None, padding=(0, 2), pad_edge=False, header_style="bold")
     table.add_column("place", justify="right")
     table.add_column("seat")
+    if r.chips:
+        table.add_column("chips", justify="right")
     if r.stats is not None:
         for col in ("decisions", "faults", "mean ms", "max ms"):
             table.add_column(col, justify="right")
@@ -482,14 +607,18 @@ def _result(p: _Painter, r: ResultStep) -> RenderableType:
         elif r.out_round[s] is not None:
             note = Text(f"out in round {r.out_round[s]}")
         else:
-            note = Text("still in")
+            note = Text("" if r.chips else "still in")
         row: list[RenderableType] = [str(r.placings[s]), p.seat(s)]
+        if r.chips:
+            row.append(_signed(r.chips[s]))
         if r.stats is not None:
             st = r.stats[s]
             row += [str(st.decisions), str(st.faults), f"{st.mean_latency_us / 1000:.2f}", f"{st.max_latency_us / 1000:.2f}"]
         row.append(note)
         table.add_row(*row)
     notes = [Text(n, style="dim") for n in p.replay.notes]
+    if r.pot_left:
+        notes.insert(0, Text(f"{plural(r.pot_left, 'chip')} left in the pot after the last round: nobody's", style="dim"))
     return Group(Rule("Result", style="dim"), head, table, *notes)
 
 

@@ -94,9 +94,13 @@ def verify_log(path: str | os.PathLike[str]) -> Verification:
         name = h.seats[footer.winner].label or h.seats[footer.winner].identity.name
         result = f"seat {footer.winner} ({name}) won"
     else:
-        result = "no winner (" + ("round limit" if footer.reason == "max_rounds" else "aborted") + ")"
+        why = {"max_rounds": "round limit", "pot_rounds": "a tie for the most chips"}.get(footer.reason, "aborted")
+        result = f"no winner ({why})"
     rounds = f"{footer.rounds} round" + ("" if footer.rounds == 1 else "s")
     detail = f"{rounds}, {result}, placings {' '.join(map(str, footer.placings))}"
+    if footer.chips:
+        # Playing for a pot: the net chips the placings follow from.
+        detail += ", chips " + " ".join(f"{c:+d}" if c else "0" for c in footer.chips)
     return Verification(p, Verdict.OK, h.match_id, replay.rounds, detail, None, replay.notes)
 
 
@@ -195,6 +199,8 @@ def _expected_result(log: MatchLog, tally: _Tally) -> dict[str, Any]:
                 "decisions": st.decisions if st else None,
                 "total_latency_us": st.total_latency_us if st else None,
                 "max_latency_us": st.max_latency_us if st else None,
+                # Playing for a pot: the seat's net chips (the footer's, checked by the walk).
+                **({"chips": footer.chips[i]} if i < len(footer.chips) else {}),
             }
         )
     return {

@@ -214,8 +214,10 @@ def pending_tasks(store: TournamentStore, only: Sequence[str] | None = None) -> 
 
 
 def outcome_to_result(outcome: Any) -> dict[str, Any]:
-    """The JSON-ready summary of a :class:`referee.match.MatchOutcome` that standings need."""
+    """The JSON-ready summary of a :class:`referee.match.MatchOutcome` that standings need
+    (under ``scoring="pot"`` each seat's net ``chips`` too)."""
     seats = []
+    chips = tuple(getattr(outcome, "chips", ()))
     for s in outcome.seats:
         lives = sum(r.lives_lost.get(s.seat, 0) for r in outcome.rounds)
         rounds_in = sum(1 for r in outcome.rounds if s.seat in r.hands)
@@ -233,6 +235,7 @@ def outcome_to_result(outcome: Any) -> dict[str, Any]:
                 "decisions": s.stats.decisions,
                 "total_latency_us": s.stats.total_latency_us,
                 "max_latency_us": s.stats.max_latency_us,
+                **({"chips": chips[s.seat]} if chips else {}),
             }
         )
     return {

@@ -124,5 +124,7 @@ def not_runnable(settings: TournamentSettings, bots: list[str]) -> str | None:
         return "this folder holds an SPRT test; continue it with 'thirtyone sprt --dir FOLDER'"
     missing = [c for c in settings.challengers if c not in bots]
     if settings.format == "gauntlet" and missing:
-        return f"the gauntlet's challenger(s) {', '.join(missing)} are not submitted; submit them first"
+        if len(missing) == 1:
+            return f"the gauntlet's challenger {missing[0]} is not submitted: submit it first"
+        return f"the gauntlet's challengers {', '.join(missing)} are not submitted: submit them first"
     return None

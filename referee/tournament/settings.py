@@ -11,6 +11,7 @@ from typing import Any
 
 from referee.bots.sandbox import BotLimits, SandboxConfig, check_env_entries, choose_sandbox
 from referee.game import MAX_PLAYERS, Rules, RulesError, rules_from_mapping
+from referee.text import plural
 from referee.timecontrol import TimeControl
 
 FAULT_POLICIES = ("lenient", "strict")
@@ -166,7 +167,7 @@ class TournamentSettings:
                 raise SettingsError("format = \"sprt\" needs an [sprt] table (new, old, field, elo0, elo1, alpha, beta)")
             if self.table_size != 1 + len(self.sprt.field) and not (self.table_size == 2 and not self.sprt.field):
                 raise SettingsError(
-                    f"an SPRT test at tables of {self.table_size} seats needs {self.table_size - 1} filler bot(s) "
+                    f"an SPRT test at tables of {self.table_size} seats needs {plural(self.table_size - 1, 'filler bot')} "
                     f"in [sprt] field, got {len(self.sprt.field)}"
                 )
         elif self.sprt is not None:

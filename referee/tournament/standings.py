@@ -43,6 +43,9 @@ class BotStanding:
     win_high: float = 0.0
     #: Why the bot was disqualified; None if it was not.
     disqualified: str | None = None
+    #: Under ``scoring="pot"``: net chips summed over its matches (a match it was absent
+    #: from counts 0).
+    chips: int = 0
 
     @property
     def ordinal(self) -> float:
@@ -58,6 +61,11 @@ class BotStanding:
     def mean_placing(self) -> float:
         """Average placing (1 = best)."""
         return self.placing_sum / self.matches if self.matches else 0.0
+
+    @property
+    def mean_chips(self) -> float:
+        """Mean net chips per match (``scoring="pot"``)."""
+        return self.chips / self.matches if self.matches else 0.0
 
     @property
     def lives_per_round(self) -> float:
@@ -96,6 +104,9 @@ class Standings:
     unsandboxed: bool = False
     #: Why a schedule ended before its last match (an SPRT test's verdict), if it did.
     ended_early: str | None = None
+    #: Whether the matches were played for a pot (``scoring="pot"``): the standings then
+    #: also show each bot's mean net chips per match.
+    pot: bool = False
 
     @property
     def complete(self) -> bool:
@@ -158,12 +169,14 @@ def compute_standings(
     played: int | None = None,
     disqualified: dict[str, str] | None = None,
     unsandboxed: bool = False,
+    pot: bool = False,
 ) -> Standings:
     """Standings from finished matches (``names`` adds bots that have not played yet).
 
     ``scheduled`` is the schedule's size and ``played`` how many of its matches ``rows``
     hold; ``disqualified`` maps a bot to the reason it was
-    disqualified, and ``unsandboxed`` says the bots ran without a sandbox.
+    disqualified, and ``unsandboxed`` says the bots ran without a sandbox. ``pot`` says the
+    rules score a pot (the ranking is by placings all the same; net chips are shown beside).
     """
     rows = sorted(rows, key=lambda r: r.key)
     table: dict[str, BotStanding] = {n: BotStanding(n) for n in names}
@@ -180,6 +193,7 @@ def compute_standings(
             info = per_seat[s]
             st.lives_lost += int(info.get("lives_lost", 0))
             st.rounds += int(info.get("rounds", 0))
+            st.chips += int(info.get("chips", 0))
             st.forfeits += bool(info.get("forfeited", False))
             for kind, n in info.get("faults", {}).items():
                 # Lower case whatever the writer used: the kinds are the wire's names.
@@ -205,7 +219,7 @@ def compute_standings(
             ci = binomtest(st.wins, st.matches).proportion_ci(confidence_level=0.95, method="wilson")
             st.win_low, st.win_high = float(ci.low), float(ci.high)
     ordered = sorted(table.values(), key=lambda b: (-b.ordinal, b.mean_placing, b.name))
-    return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed)
+    return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed, pot=pot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +285,7 @@ def tournament_standings(store: TournamentStore) -> Standings:
         played=sum(1 for r in rows if r.key in schedule),
         disqualified=store.disqualified(),
         unsandboxed=settings.sandbox == "off",
+        pot=settings.rules.scoring == "pot",
     )
     if settings.format == "sprt":
         # A sequential test is over at its verdict, long before its last scheduled deal; its

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from referee import wire
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
-from referee.bots.compliance import CheckResult, check_bot
+from referee.bots.compliance import CheckResult, cases_for, check_bot
 from referee.bots.sandbox import SandboxConfig
 from referee.faults import BotError, BotStartError
 from referee.match import MatchConfig, run_match
@@ -98,6 +98,7 @@ def check_compliance(
             on_identity=on_identity,
             on_result=on_result,
             use_bank=True,
+            cases=cases_for(settings.rules),
         )
     )
     if report.passed:

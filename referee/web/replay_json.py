@@ -8,8 +8,10 @@ the viewer draws a kind it does not know as the step's ``text``.
 
 Next to the steps, :func:`replay_to_json` gives one *frame* per step: the table as the
 viewer knew it after that step (hands it may see, how many cards the others hold, the
-discard pile, the stock's size, tokens, the knocker). Frames are computed from the steps of
-that view only, so a seat's frames can hold nothing its steps do not.
+discard pile, the stock's size, tokens, the knocker; under the variants the widow, the dummy
+face down or the cards the view may see of it, a taker's old hand face up, each seat's chips
+and the pot). Frames are computed from the steps of that view only, so a seat's frames can
+hold nothing its steps do not.
 
 Pure: no files beyond the log the caller reads, no printing.
 """
@@ -57,7 +59,7 @@ def to_json(value: object) -> Json:
     if isinstance(value, int | float):
         return value
     if isinstance(value, Action):
-        return {"kind": to_json(value.kind), "card": to_json(value.card), "text": str(value)}
+        return {"kind": to_json(value.kind), "card": to_json(value.card), "widow_card": to_json(value.widow_card), "text": str(value)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
@@ -144,6 +146,14 @@ class _Table:
         self.thirty_one: list[int] = []
         self.out: list[int] = []
         self.placings: list[int] | None = None
+        # The variants (docs/rules.md, "Variants"): public cards, the dummy, chips and the pot.
+        self.widow: list[str] = []
+        self.dummy_size = 0
+        self.dummy_cards: list[str] = []
+        self.dummy_taker: int | None = None
+        self.face_up: list[str] = []
+        self.chips: list[int] | None = None
+        self.pot: int | None = None
 
     def deal(self, d: DealStep) -> None:
         self.round_no = d.at.round_no
@@ -166,6 +176,14 @@ class _Table:
         self.active = None
         self.shown = {}
         self.thirty_one = []
+        self.widow = [c.text for c in d.widow]
+        self.dummy_size = d.dummy_size
+        self.dummy_cards = [c.text for c in d.dummy]
+        self.dummy_taker = None
+        self.face_up = []
+        if d.antes:
+            self.chips = list(d.chips)
+            self.pot = d.pot
 
     def action(self, a: ActionStep) -> None:
         seat, kind = a.seat, a.action.kind
@@ -184,8 +202,21 @@ class _Table:
                 self.pile.append(a.card.text)
             self.pile_size += 1
             self.counts[seat] = max(0, self.counts[seat] - 1)
-        elif kind is ActionKind.KNOCK:
+        elif kind in (ActionKind.KNOCK, ActionKind.CALL):
             self.knocker = seat
+        elif kind is ActionKind.SWAP_UPCARD:
+            # The hand card goes face up in the up-card's place.
+            if a.card is not None:
+                if self.pile:
+                    self.pile.pop()
+                self.pile.append(a.card.text)
+        elif kind is ActionKind.SWAP_HAND:
+            self.dummy_size = 0
+            self.dummy_cards = []
+            self.dummy_taker = seat
+            self.face_up = [c.text for c in a.face_up]
+        if a.widow:
+            self.widow = [c.text for c in a.widow]
         if a.hand is not None:
             self.hands[seat] = [c.text for c in a.hand.cards]
             self.values[seat] = a.hand.value
@@ -221,9 +252,19 @@ class _Table:
             self.in_game = list(step.in_game_after)
             self.out.extend(s for s in step.eliminated if s not in self.out)
             self.active = None
+            if step.widow:
+                self.widow = [c.text for c in step.widow]
+            if step.dummy:
+                self.dummy_cards = [c.text for c in step.dummy]
+            if step.chips_after:
+                self.chips = list(step.chips_after)
+                self.pot = step.carried
         elif isinstance(step, ResultStep):
             self.placings = list(step.placings)
             self.active = None
+            if step.chips:
+                self.chips = list(step.chips)
+                self.pot = step.pot_left
         if hasattr(step, "at"):
             at = step.at
             self.round_no = at.round_no or self.round_no
@@ -248,6 +289,13 @@ class _Table:
             "thirty_one": list(self.thirty_one),
             "out": list(self.out),
             "placings": self.placings,
+            "widow": list(self.widow),
+            "dummy_size": self.dummy_size,
+            "dummy_cards": list(self.dummy_cards),
+            "dummy_taker": self.dummy_taker,
+            "face_up": list(self.face_up),
+            "chips": list(self.chips) if self.chips is not None else None,
+            "pot": self.pot,
         }
 
 

@@ -6,13 +6,36 @@ from pathlib import Path
 
 import pytest
 
+from referee.game import Rules
 from tests.replay.fixtures import write_all
+
+#: Real variant matches of the `random` sample bot (which plays legally under every variant),
+#: played by referee.match over gRPC: name -> (rules, seed).
+REAL_VARIANTS: dict[str, tuple[Rules, int]] = {
+    "real-bicycle": (Rules.preset("bicycle"), 5),
+    "real-mix": (Rules().with_options({"dummy": True, "dealer_option": True, "under_the_gun": True, "scoring": "pot"}), 3),
+}
 
 
 @pytest.fixture(scope="session")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Every fixture log, by name: standard, specials, long, pagat."""
-    return write_all(tmp_path_factory.mktemp("replay-logs"))
+    """Every fixture log, by name: standard, specials, long, pagat, and the variants' option,
+    dummy, bicycle and cadillac."""
+    return write_all(tmp_path_factory.mktemp("replay-logs"), variants=True)
+
+
+@pytest.fixture(scope="session")
+def real_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Logs of real variant matches (:data:`REAL_VARIANTS`), written by the referee itself."""
+    from referee.match import MatchConfig, run_match
+
+    folder = tmp_path_factory.mktemp("real-variant-logs")
+    out = {}
+    for name, (rules, seed) in REAL_VARIANTS.items():
+        path = folder / f"{name}.jsonl"
+        run_match(["random", "random", "random"], seed=seed, config=MatchConfig(rules=rules), log_path=path)
+        out[name] = path
+    return out
 
 
 def lines_of(path: Path) -> list[str]:

@@ -21,12 +21,15 @@ from thirtyone.v1 import log_pb2
 
 from referee import wire
 from referee.game import (
+    CALL,
     DECK,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
     Action,
+    ActionKind,
     ActionRecord,
     Card,
     DealRecord,
@@ -45,8 +48,9 @@ from referee.game import (
     cards,
     discard,
     hand_value,
+    swap_upcard,
 )
-from referee.log import SCHEMA_VERSION, LogWriter
+from referee.log import LogWriter, schema_version_for
 from referee.match import default_action
 from referee.timecontrol import TimeControl
 
@@ -118,9 +122,48 @@ def crafted_deck(players_in: Sequence[int], dealer: int, hands: Mapping[int, str
     return [c for c in deck if c is not None]
 
 
+def _variant_choice(obs: Observation, rules: Rules, knock_at: float) -> Action | None:
+    """The variants' decisions (docs/rules.md, "Variants"), greedy; None: play the plain game.
+
+    The dealer's option swaps the up-card in when that raises the hand; a call under the gun
+    at ``knock_at``; the dummy is taken by a hand worth less than 18; in the widow game the
+    best swap, or a knock at ``knock_at``.
+    """
+    if obs.phase is Phase.DISCARD:
+        return None
+    legal = obs.legal_actions
+    hand = obs.hand
+    value = hand_value(hand, rules)
+
+    def swapped(give: Card, take: Card) -> float:
+        return hand_value(tuple(take if c == give else c for c in hand), rules)
+
+    if obs.phase is Phase.DEALER_OPTION:
+        up = obs.top_discard
+        assert up is not None
+        give = max(hand, key=lambda c: (swapped(c, up), -c))
+        return swap_upcard(give) if swapped(give, up) > value else PASS
+    if CALL in legal and value >= knock_at:
+        return CALL
+    if obs.widow:
+        if KNOCK in legal and value >= knock_at:
+            return KNOCK
+        swaps = [a for a in legal if a.kind is ActionKind.SWAP_WIDOW]
+        best = max(swaps, key=lambda a: (swapped(a.card, a.widow_card), -a.card, -a.widow_card))  # type: ignore[arg-type]
+        if KNOCK in legal and swapped(best.card, best.widow_card) <= value:  # type: ignore[arg-type]
+            return KNOCK
+        return best
+    if SWAP_HAND in legal and value < 18:
+        return SWAP_HAND
+    return None
+
+
 def policy(obs: Observation, rules: Rules, knock_at: float, patient: bool) -> Action:
     """Greedy play: the best discard; knock at ``knock_at``; take the discard if it helps."""
     legal = obs.legal_actions
+    chosen = _variant_choice(obs, rules, knock_at) if not patient or obs.phase is Phase.DEALER_OPTION else None
+    if chosen is not None:
+        return chosen
     if obs.phase is Phase.DISCARD:
         if patient and obs.drawn_from is Pile.STOCK:
             # Keep the hand as dealt: no 31 can end a patient round early.
@@ -142,13 +185,26 @@ def policy(obs: Observation, rules: Rules, knock_at: float, patient: bool) -> Ac
     return PASS if PASS in legal else legal[0]
 
 
-def _lines(records: Sequence[Record], decision_id: int, latency_us: int, by_referee: bool, turn: int) -> Iterator[log_pb2.LogRecord]:
-    # The order and conversions of referee.match._LazyLines.
+def _lines(
+    records: Sequence[Record],
+    decision_id: int,
+    latency_us: int,
+    by_referee: bool,
+    turn: int,
+    phase: Phase | None = None,
+    dummy: tuple[Card, ...] = (),
+) -> Iterator[log_pb2.LogRecord]:
+    # The order and conversions of referee.match._LazyLines; ``phase`` and ``dummy`` are the
+    # model's before an action (the cards a swap hand takes).
     for rec in records:
         if isinstance(rec, ActionRecord):
-            yield wire.action_event_to_pb(rec, decision_id, latency_us, by_referee)
+            taken = wire.taken_cards(rec, dummy) if rec.action.kind >= ActionKind.SWAP_UPCARD else ()
+            yield wire.action_event_to_pb(rec, decision_id, latency_us, by_referee, phase, taken)
         elif isinstance(rec, DealRecord):
             yield wire.deal_event_to_pb(rec)
+            ante = wire.ante_event_to_pb(rec)
+            if ante is not None:
+                yield ante
         elif isinstance(rec, RestockRecord):
             yield wire.restock_event_to_pb(rec, turn)
         elif isinstance(rec, ForfeitRecord):
@@ -156,6 +212,9 @@ def _lines(records: Sequence[Record], decision_id: int, latency_us: int, by_refe
         elif isinstance(rec, RoundResult):
             if rec.thirty_one:
                 yield wire.thirty_one_event_to_pb(rec)
+            award = wire.pot_award_event_to_pb(rec)
+            if award is not None:
+                yield award
             yield wire.round_end_event_to_pb(rec)
 
 
@@ -168,7 +227,7 @@ def write_fixture(path: Path, plan: Plan) -> Path:
     m = Match(n, rules, chance=_Chance(plan.seed, plan.decks))
     max_strikes = 1 if plan.fault_policy == "strict" else plan.max_strikes
     header = wire.LogHeaderInfo(
-        schema_version=SCHEMA_VERSION,
+        schema_version=schema_version_for(rules),
         software_version="fixture",
         protocol_version=wire.PROTOCOL_VERSION,
         match_id=plan.match_id,
@@ -206,8 +265,9 @@ def write_fixture(path: Path, plan: Plan) -> Path:
                 info = wire.FaultInfo(fault.kind, seat, m.round_no, m.turn, did, message, faults[seat], forfeit, action)
                 w.write(wire.fault_event_to_pb(info))
                 if action is not None:
+                    phase, dummy = m.phase, tuple(m.dummy)
                     m.apply(action)
-                    w.write_many(_lines(m.take_records(), did, 0, True, m.turn))
+                    w.write_many(_lines(m.take_records(), did, 0, True, m.turn, phase, dummy))
                 else:
                     m.forfeit(seat, f"{faults[seat]} strikes: " + ", ".join(kinds[seat]))
                     w.write_many(_lines(m.take_records(), 0, 0, False, m.turn))
@@ -216,15 +276,19 @@ def write_fixture(path: Path, plan: Plan) -> Path:
             total[seat] += latency
             longest[seat] = max(longest[seat], latency)
             obs = m.observation(seat)
+            phase, dummy = m.phase, tuple(m.dummy)
             m.apply(policy(obs, rules, knock_at[seat], m.round_no in patient))
-            w.write_many(_lines(m.take_records(), did, latency, False, m.turn))
-        reason: wire.MatchEndReasonName = "last_player" if m.end is MatchEnd.LAST_PLAYER else "max_rounds"
+            w.write_many(_lines(m.take_records(), did, latency, False, m.turn, phase, dummy))
+        reason: wire.MatchEndReasonName = {MatchEnd.LAST_PLAYER: "last_player", MatchEnd.POT_ROUNDS: "pot_rounds"}.get(m.end, "max_rounds")  # type: ignore[arg-type]
+        pot = rules.scoring == "pot"
         footer = wire.LogFooterInfo(
             placings=tuple(m.placings),
             winner=m.winner,
             reason=reason,
             rounds=m.round_no,
             stats=tuple(wire.SeatStats(s, decisions[s], total[s], longest[s], faults[s]) for s in range(n)),
+            chips=tuple(m.chips) if pot else (),
+            pot_left=m.pot if pot else 0,
         )
         w.write(wire.log_footer_to_pb(footer))
     return path
@@ -278,8 +342,54 @@ PAGAT = Plan(
 
 FIXTURES: dict[str, Plan] = {"standard": STANDARD, "specials": SPECIALS, "long": LONG, "pagat": PAGAT}
 
+# ---------------------------------------------------------------- the variants (docs/rules.md, "Variants")
 
-def write_all(folder: Path) -> dict[str, Path]:
-    """Write every fixture log into ``folder`` as ``NAME.jsonl``."""
+#: Three seats, two lives, the dealer's option and knocking under the gun: the dealer swaps
+#: the up-card in or keeps the hand, and a first player with a good hand calls.
+OPTION = Plan(
+    names=("alice", "bob", "carol"),
+    rules=Rules().with_options({"dealer_option": True, "under_the_gun": True, "lives": 2}),
+    seed=7,
+    knock_at=(21, 23, 22),
+    match_id="fixture-option",
+)
+
+#: Three seats with the dummy hand, playing for a pot over three rounds: a poor hand takes
+#: the dummy and its old hand lies face up; antes, pots, chips, a blitz and a tie broken by
+#: card rank.
+DUMMY = Plan(
+    names=("alice", "bob", "carol"),
+    rules=Rules().with_options({"dummy": True, "scoring": "pot", "pot_rounds": 3}),
+    seed=7,
+    knock_at=(22, 24, 21),
+    match_id="fixture-dummy",
+)
+
+#: Three seats under the bicycle preset (the widow game for a pot), three rounds: a pot
+#: shared after a tie broken by card rank, its odd chip carried to the next round.
+BICYCLE = Plan(
+    names=("alice", "bob", "carol"),
+    rules=Rules.preset("bicycle").with_options({"pot_rounds": 3}),
+    seed=9,
+    knock_at=(25, 27, 26),
+    match_id="fixture-bicycle",
+)
+
+#: Two seats under the cadillac preset (three aces count 33), two lives.
+CADILLAC = Plan(
+    names=("alice", "bob"),
+    rules=Rules.preset("cadillac").with_options({"lives": 2}),
+    seed=12,
+    knock_at=(23, 22),
+    match_id="fixture-cadillac",
+)
+
+VARIANT_FIXTURES: dict[str, Plan] = {"option": OPTION, "dummy": DUMMY, "bicycle": BICYCLE, "cadillac": CADILLAC}
+ALL_FIXTURES: dict[str, Plan] = {**FIXTURES, **VARIANT_FIXTURES}
+
+
+def write_all(folder: Path, *, variants: bool = False) -> dict[str, Path]:
+    """Write every fixture log into ``folder`` as ``NAME.jsonl`` (the variants' too, if asked)."""
     folder.mkdir(parents=True, exist_ok=True)
-    return {name: write_fixture(folder / f"{name}.jsonl", plan) for name, plan in FIXTURES.items()}
+    plans = ALL_FIXTURES if variants else FIXTURES
+    return {name: write_fixture(folder / f"{name}.jsonl", plan) for name, plan in plans.items()}

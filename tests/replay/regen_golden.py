@@ -4,7 +4,7 @@ Run after a deliberate change to the replay's output, then read the diff:
 
     python tests/replay/regen_golden.py
 
-Each golden file is one fixture log (tests/replay/fixtures.py) rendered at a width of 100
+Each golden file is one fixture log (tests/replay/fixtures.py, the variants' included) rendered at a width of 100
 columns without colour, from the omniscient view or one seat's. Trailing spaces (rich pads
 table cells) are stripped, here and in the test that compares.
 """
@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # run as a script: make `tests` importable
 
 from referee.replay import build_replay, load_log
 from referee.replay.render import render
-from tests.replay.fixtures import FIXTURES, write_fixture
+from tests.replay.fixtures import ALL_FIXTURES, write_fixture
 
 GOLDEN = Path(__file__).parent / "golden"
 WIDTH = 100
@@ -54,6 +54,15 @@ CASES = (
     Case("long"),
     Case("pagat"),
     Case("standard", cut_after_line=30),
+    # The variants (docs/rules.md, "Variants"): one small match each, and seat views.
+    Case("option"),
+    Case("option", seat=0),
+    Case("dummy"),
+    Case("dummy", seat=0),
+    Case("dummy", seat=1),
+    Case("bicycle"),
+    Case("bicycle", seat=2),
+    Case("cadillac"),
 )
 
 
@@ -68,7 +77,7 @@ def render_text(log_path: Path, seat: int | None = None, width: int = WIDTH) -> 
 
 def case_log(case: Case, folder: Path) -> Path:
     """The log of a case, written into ``folder`` (cut short if the case says so)."""
-    path = write_fixture(folder / f"{case.fixture}.jsonl", FIXTURES[case.fixture])
+    path = write_fixture(folder / f"{case.fixture}.jsonl", ALL_FIXTURES[case.fixture])
     if case.cut_after_line is None:
         return path
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)

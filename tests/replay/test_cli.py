@@ -144,7 +144,7 @@ def test_verify_an_empty_folder(tmp_path: Path) -> None:
 def _bad_inputs(lines: list[str]) -> dict[str, tuple[str, int]]:
     """Name -> (file text, the line the error must name)."""
     cut_inside = [*lines[:9], lines[9][:60], *lines[10:]]
-    schema = [lines[0].replace('"schemaVersion": 1', '"schemaVersion": 2'), *lines[1:]]
+    schema = [lines[0].replace('"schemaVersion": 1', '"schemaVersion": 9'), *lines[1:]]
     card = [*lines[:2], lines[2].replace('"drawnCard": "6h"', '"drawnCard": "XX"'), *lines[3:]]
     header_later = [lines[1], lines[0], *lines[2:]]
     return {

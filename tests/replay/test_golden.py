@@ -54,3 +54,25 @@ def test_sections_cut_the_match_by_turn(logs: dict[str, Path]) -> None:
     assert len(turns) == len(set(turns))  # one section per turn
     later = list(sections(replay, from_round=3))
     assert {s.round_no for s in later if s.kind in ("deal", "turn")} == {3, 4}
+
+
+def test_a_blitz_by_a_widow_swap_says_so(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from tests.replay.fixtures import BICYCLE, write_fixture
+
+    path = write_fixture(tmp_path / "blitz.jsonl", replace(BICYCLE, seed=3))
+    text = render_text(path)
+    assert "swaps with the widow to 31: blitz" in text and "discards to 31" not in text
+
+
+@pytest.mark.parametrize("name", ["option", "dummy", "bicycle"])
+def test_the_variants_in_plain_ascii(logs: dict[str, Path], name: str) -> None:
+    raw = io.BytesIO()
+    ascii_file = io.TextIOWrapper(raw, encoding="ascii")
+    console = Console(file=ascii_file, width=100, color_system=None, force_terminal=False)
+    for seat in (None, 0):
+        render(build_replay(load_log(logs[name]), seat), console)  # would raise on a non-ASCII character
+    ascii_file.flush()
+    text = raw.getvalue().decode("ascii")
+    assert "->" in text and " | " in text

@@ -437,3 +437,140 @@ def test_finding_a_match_in_a_tournament_folder(logs: dict[str, Path], tmp_path:
         find_match_log(folder, "fixture-standard")
     with pytest.raises(MatchNotFound, match="no match logs"):
         find_match_log(tmp_path / "nothing-here", "x")
+
+
+# ---------------------------------------------------------------- the variants (docs/rules.md, "Variants")
+
+
+@pytest.mark.parametrize("name", ["option", "dummy", "bicycle", "cadillac"])
+def test_variant_logs_verify(logs: dict[str, Path], name: str) -> None:
+    v = verify_log(logs[name])
+    assert v.verdict is Verdict.OK, v.detail
+    assert v.match_id == f"fixture-{name}" and v.divergence is None
+    for seat in (None, 0, 1):
+        assert build_replay(load_log(logs[name]), seat).ok
+
+
+@pytest.mark.parametrize("name", ["real-bicycle", "real-mix"])
+def test_real_variant_logs_verify_and_replay_in_every_view(real_logs: dict[str, Path], name: str) -> None:
+    """Logs written by referee.match for the variants (the widow and the pot; the dummy, the
+    dealer's option and the call for a pot) verify, and replay from every point of view."""
+    v = verify_log(real_logs[name])
+    assert v.verdict is Verdict.OK, v.detail
+    assert "chips" in v.detail
+    for seat in (None, 0, 1, 2):
+        assert build_replay(load_log(real_logs[name]), seat).ok
+
+
+def _widow_card(rs: list[Record]) -> int:
+    i = _find(rs, _event("deal"), nth=1)
+    deal = rs[i]["event"]["deal"]
+    used = set(deal["widow"]) | {c for h in deal["hands"] for c in h["cards"]}
+    deal["widow"][1] = next(c for c in deal["deck"] if c not in used)  # an unused card of the deck
+    return i
+
+
+def _widow_swap_taken(rs: list[Record]) -> int:
+    i = _find(rs, _action("SWAP_WIDOW"), nth=2)
+    act = rs[i]["event"]["action"]
+    deal = rs[_find(rs, _event("deal"))]["event"]["deal"]
+    act["action"]["widowCard"] = next(c for c in deal["deck"][-10:] if c != act["action"]["widowCard"])
+    act["takenCards"] = [act["action"]["widowCard"]]
+    return i
+
+
+def _dummy_card(rs: list[Record]) -> int:
+    i = _find(rs, _event("deal"))
+    deal = rs[i]["event"]["deal"]
+    deal["dummy"][0] = deal["deck"][-1]
+    return i
+
+
+def _dummy_taken(rs: list[Record]) -> int:
+    i = _find(rs, _action("SWAP_HAND"))
+    act = rs[i]["event"]["action"]
+    taken = act["takenCards"]
+    act["takenCards"] = [*taken[:2], "2c" if "2c" not in taken else "3c"]
+    return i
+
+
+def _ante(rs: list[Record]) -> int:
+    i = _find(rs, _event("ante"), nth=1)
+    rs[i]["event"]["ante"]["paid"][0]["count"] += 1
+    return i
+
+
+def _pot_award(rs: list[Record]) -> int:
+    i = _find(rs, _event("potAward"))
+    won = rs[i]["event"]["potAward"]["won"]
+    won[0]["seat"] = (won[0].get("seat", 0) + 1) % 3
+    return i
+
+
+def _pot_remainder(rs: list[Record]) -> int:
+    i = _find(rs, _event("potAward"), nth=1)
+    rs[i]["event"]["potAward"]["remainder"] = rs[i]["event"]["potAward"].get("remainder", 0) + 1
+    return i
+
+
+def _chips_after(rs: list[Record]) -> int:
+    i = _find(rs, _event("roundEnd"), nth=1)
+    rs[i]["event"]["roundEnd"]["chipsAfter"][2] -= 1
+    return i
+
+
+def _footer_chips(rs: list[Record]) -> int:
+    rs[-1]["footer"]["chips"][0] += 1
+    return len(rs) - 1
+
+
+def _dealer_swap_card(rs: list[Record]) -> int:
+    i = _find(rs, _action("SWAP_UPCARD"))
+    act = rs[i]["event"]["action"]
+    act["takenCards"] = ["2c" if act["takenCards"][0] != "2c" else "3c"]
+    return i
+
+
+def _call_removed_ban(rs: list[Record]) -> int:
+    i = _find(rs, _action("CALL"))
+    act = rs[i]["event"]["action"]
+    act["action"]["kind"] = "ACTION_KIND_KNOCK"
+    return i
+
+
+VARIANT_TAMPERING: list[tuple[str, str, Callable[[list[Record]], int], str]] = [
+    ("a widow card of a deal", "bicycle", _widow_card, "deal.widow[1] is"),
+    ("the widow card a swap takes", "bicycle", _widow_swap_taken, "is not in the widow"),
+    ("a dummy card of a deal", "dummy", _dummy_card, "deal.dummy[0] is"),
+    ("the cards a dummy swap takes", "dummy", _dummy_taken, "swap hand took"),
+    ("an ante", "bicycle", _ante, "ante.paid[0].count is 2 in the log; the game model gives 1"),
+    ("the winner of a pot", "bicycle", _pot_award, "potAward.won[0].seat"),
+    ("a pot's remainder", "dummy", _pot_remainder, "potAward.remainder"),
+    ("a chips figure after a round", "dummy", _chips_after, "roundEnd.chipsAfter[2]"),
+    ("a chips figure in the footer", "bicycle", _footer_chips, "chips [1, 1, -2] in the log"),
+    ("the up-card a dealer's swap takes", "option", _dealer_swap_card, "swap upcard 9s took 2c"),
+    ("a call made a knock", "option", _call_removed_ban, "is illegal"),
+]
+
+
+@pytest.mark.parametrize(("what", "name", "edit", "message"), VARIANT_TAMPERING, ids=[t[0] for t in VARIANT_TAMPERING])
+def test_variant_tampering_is_caught_at_its_line(
+    logs: dict[str, Path], tmp_path: Path, what: str, name: str, edit: Callable[[list[Record]], int], message: str
+) -> None:
+    records = _records(logs[name])
+    index = edit(records)
+    path = _write(tmp_path / f"{name}.jsonl", records)
+    v = verify_log(path)
+    assert v.verdict is Verdict.DIVERGED, f"{what}: {v.detail}"
+    assert v.divergence is not None
+    assert v.divergence.at.line == index + 1, f"{what}: {v.detail}"
+    assert f"line {index + 1} (" in v.detail
+    assert message in v.divergence.message, f"{what}: {v.detail}"
+
+
+def test_a_pot_match_verifies_with_its_chips(logs: dict[str, Path]) -> None:
+    v = verify_log(logs["bicycle"])
+    assert v.verdict is Verdict.OK
+    footer = load_log(logs["bicycle"]).footer
+    assert footer is not None and footer.reason == "pot_rounds" and len(footer.chips) == 3
+    assert v.detail.endswith("chips " + " ".join(f"{c:+d}" if c else "0" for c in footer.chips))

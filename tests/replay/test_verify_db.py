@@ -211,3 +211,25 @@ def test_a_database_that_cannot_be_read_is_a_clear_error(folder: Path) -> None:
     assert result.exit_code == 2
     assert "is not a readable tournament database" in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_pot_tournaments_chips_are_checked_against_its_logs(tmp_path: Path) -> None:
+    """Playing for a pot (the bicycle preset), a row's net chips must be its log's."""
+    from tests.tournament.conftest import SANDBOX, ok
+
+    folder = tmp_path / "pot"
+    ok("tournament", "new", folder, "--preset", "bicycle", "--table-size", "3", "--games", "1", "--seed", "31", "--sandbox", SANDBOX)
+    for name in ("random", "greedy", "threshold"):
+        ok("submit", folder, name)
+    ok("tournament", "run", folder, "-j", "1")
+    assert verify_results(folder).divergences == ()
+    result = verify(folder)
+    assert result.exit_code == 0, result.output
+
+    def more_chips(r: dict) -> None:  # type: ignore[type-arg]
+        r["seats"][1]["chips"] += 1
+
+    key = edit_result(folder, more_chips)
+    check = verify_results(folder)
+    assert [(d.match, d.field) for d in check.divergences] == [(key, "seats[1].chips")]
+    assert verify(folder).exit_code == 1

@@ -60,7 +60,7 @@ def test_gauntlet_settings_round_trip_and_checks() -> None:
     toml = 'format = "gauntlet"\nchallengers = ["new"]\n[tournament]\ntable_size = 3\ngames = 4\nseed = 5\n'
     assert TournamentSettings.from_toml(toml) == s
     assert "gauntlet of new" in s.describe()
-    assert not_runnable(s, ["x", "y"]) == "the gauntlet's challenger(s) new are not submitted; submit them first"
+    assert not_runnable(s, ["x", "y"]) == "the gauntlet's challenger new is not submitted: submit it first"
     assert not_runnable(s, ["x", "new"]) is None
     # A round robin's stored settings read exactly as before.
     assert "format" not in TournamentSettings().to_dict()
@@ -288,7 +288,7 @@ def test_a_small_gauntlet(tmp_path: Path) -> None:
 def test_bad_sprt_commands_are_refused(tmp_path: Path) -> None:
     fails("sprt", "greedy", message="name both bots, NEW and OLD")
     fails("sprt", message="name the bots to test")
-    fails("sprt", "greedy", "random", "-k", "3", "--dir", tmp_path / "a", message="--table-size 3 needs 2 filler bot(s)")
+    fails("sprt", "greedy", "random", "-k", "3", "--dir", tmp_path / "a", message="--table-size 3 needs 2 filler bots")
     fails("sprt", "greedy", "random", "--elo0", "5", "--elo1", "5", "--dir", tmp_path / "b", message="elo0 must be less than elo1")
     fails("sprt", "greedy", "random", "--alpha", "0.9", "--dir", tmp_path / "c", message="alpha must be between 0 and 0.5")
     fails("sprt", "greedy", "./nowhere.py", "--dir", tmp_path / "d", message="no such file")

@@ -141,8 +141,8 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 
 @pytest.fixture(scope="session")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The replay tests' fixture logs (standard, specials, long, pagat) in one folder."""
-    return write_all(tmp_path_factory.mktemp("web-logs"))
+    """The replay tests' fixture logs (standard, specials, long, pagat and the variants') in one folder."""
+    return write_all(tmp_path_factory.mktemp("web-logs"), variants=True)
 
 
 @pytest.fixture

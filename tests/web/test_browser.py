@@ -368,3 +368,103 @@ def test_a_step_kind_the_page_does_not_know_is_shown_as_its_text(page: Any, logs
     assert pg.inner_text("#event") == new["text"]
     pg.keyboard.press("ArrowRight")
     assert pg.inner_text("#step-info").startswith("step 4 ")
+
+
+# ---------------------------------------------------------------- the variants (docs/rules.md, "Variants")
+
+#: The variant parts of the table: the widow, the dummy (backs or cards), the face-up old hand,
+#: the pot and each seat's chips.
+_READ_VARIANT = """() => {
+  const cards = sel => [...document.querySelectorAll(sel + ' [data-card]')].map(c => c.dataset.card);
+  const pot = document.getElementById('pot');
+  const chips = {};
+  document.querySelectorAll('[data-seat] .chips').forEach(c => { chips[c.closest('[data-seat]').dataset.seat] = Number(c.dataset.chips); });
+  return {widow: cards('#widow'), dummy: cards('#dummy'), dummyBacks: document.querySelectorAll('#dummy [data-back]').length,
+          faceUp: cards('#face-up'), pot: pot ? Number(pot.dataset.pot) : null, chips, event: document.getElementById('event').textContent};
+}"""
+
+
+def test_a_bicycle_match_draws_the_widow_chips_and_pot_and_a_seat_sees_only_its_own(page: Any, serve: Any, logs: dict[str, Path]) -> None:
+    pg, _ = page
+    base = serve(logs["bicycle"].parent)
+    walked = 0
+    for view in ("omni", "0", "1", "2"):
+        seat = None if view == "omni" else int(view)
+        steps = build_replay(read_log(logs["bicycle"]), seat).steps
+        pg.goto(base + f"#/replay/bicycle/{view}/0")
+        pg.wait_for_selector(f"#views button.on[data-view='{view}']")
+        pg.wait_for_selector("#table #widow")
+        known: set[str] = set()
+        widow: list[str] = []
+        pot: int | None = None
+        chips: tuple[int, ...] = ()
+        for i, step in enumerate(steps):
+            if i:
+                pg.keyboard.press("ArrowRight")
+            known |= _cards_of(step)
+            if isinstance(step, DealStep):
+                widow, pot, chips = _texts(step.widow), step.pot, step.chips
+            elif isinstance(step, ActionStep) and step.widow:
+                widow = _texts(step.widow)
+            elif isinstance(step, RoundEndStep):
+                widow, pot, chips = _texts(step.widow), step.carried, step.chips_after
+            seen = pg.evaluate(_READ)
+            var = pg.evaluate(_READ_VARIANT)
+            assert seen["info"].startswith(f"step {i + 1} of {len(steps)}"), (view, i)
+            # the widow's three cards at every step, face up in every view; no stock, no pile
+            assert var["widow"] == widow and len(widow) == 3, (view, i, step)
+            assert pg.locator("#stock, #pile").count() == 0
+            assert var["pot"] == pot and var["chips"] == {str(s): c for s, c in enumerate(chips)}, (view, i)
+            # a seat: exactly the hands its own steps show, and no card it has not been shown
+            assert _visible(seen["hands"]) == _hands_after(steps, i), (view, i, step)
+            assert set(seen["all"]) <= known, (view, i, set(seen["all"]) - known)
+            if isinstance(step, ActionStep) and step.action.kind.name == "SWAP_WIDOW":
+                assert "to the widow, takes" in var["event"]
+            walked += 1
+        if view == "2":
+            shot(pg, "replay-bicycle-seat")
+    assert walked > 60
+    # the end: the pot's award and the placings by chips
+    steps = build_replay(read_log(logs["bicycle"])).steps
+    shared = next(i for i, s in enumerate(steps) if isinstance(s, RoundEndStep) and s.high_card_tie_break)
+    pg.goto(base + f"#/replay/bicycle/omni/{shared}")
+    pg.wait_for_selector("#pot-award")
+    award = pg.inner_text("#pot-award")
+    assert "share it" in award and "broken by card rank" in award and "carried" in award
+    pg.keyboard.press("End")
+    pg.wait_for_selector("#result [data-chips]")
+    shot(pg, "replay-bicycle-result")
+
+
+def test_a_seat_never_sees_the_face_down_dummy(page: Any, serve: Any, logs: dict[str, Path]) -> None:
+    pg, _ = page
+    base = serve(logs["dummy"].parent)
+    for view in ("omni", "0", "1"):
+        seat = None if view == "omni" else int(view)
+        steps = build_replay(read_log(logs["dummy"]), seat).steps
+        pg.goto(base + f"#/replay/dummy/{view}/0")
+        pg.wait_for_selector(f"#views button.on[data-view='{view}']")
+        pg.wait_for_selector("#table .seat")
+        known: set[str] = set()
+        dummy: list[str] = []
+        face_up: list[str] = []
+        for i, step in enumerate(steps):
+            if i:
+                pg.keyboard.press("ArrowRight")
+            known |= _cards_of(step)
+            if isinstance(step, DealStep):
+                dummy, face_up = _texts(step.dummy), []
+            elif isinstance(step, ActionStep) and step.face_up:
+                dummy, face_up = [], _texts(step.face_up)
+            seen = pg.evaluate(_READ)
+            var = pg.evaluate(_READ_VARIANT)
+            if face_up:
+                assert var["faceUp"] == face_up and var["dummy"] == [] and var["dummyBacks"] == 0, (view, i)
+            elif seat is None:
+                assert var["dummy"] == dummy and len(dummy) == 3, (view, i)  # the omniscient view sees it
+            else:
+                assert var["dummy"] == [] and var["dummyBacks"] == 3, (view, i)  # face down
+            assert _visible(seen["hands"]) == _hands_after(steps, i), (view, i, step)
+            assert set(seen["all"]) <= known, (view, i, set(seen["all"]) - known)
+        if view == "0":
+            shot(pg, "replay-dummy-seat")

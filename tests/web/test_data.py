@@ -164,3 +164,38 @@ def test_a_folder_of_loose_logs_has_standings_and_a_match_list(logs: dict[str, P
     listed = src.matches(Page())
     assert sorted(m["id"] for m in listed["rows"]) == sorted(logs)
     assert src.replay("specials", "2")["viewer"] == 2
+
+
+def test_variant_frames_hold_the_widow_the_dummy_chips_and_the_pot(logs: dict[str, Path]) -> None:
+    """The frames of the variants (docs/rules.md, "Variants"): the widow at every step, the pot
+    and chips (public), the dummy face down for a seat and its old hand face up once taken."""
+    bicycle = read_log(logs["bicycle"])
+    omni = replay_to_json(build_replay(bicycle))
+    for seat in (None, 0, 1, 2):
+        view = replay_to_json(build_replay(bicycle, seat))
+        for step, frame in zip(view["steps"], view["frames"], strict=True):
+            assert len(frame["widow"]) == 3 and frame["pot"] is not None and len(frame["chips"]) == 3
+            assert frame["stock"] == 0 and frame["pile"] == []
+            if step["kind"] == "action" and step["action"]["kind"] == "swap_widow":
+                assert frame["widow"] == step["widow"] and step["action"]["widow_card"] in step["taken"]
+        assert [f["widow"] for f in view["frames"]] == [f["widow"] for f in omni["frames"]]  # public: the same in every view
+    ends = [s for s in omni["steps"] if s["kind"] == "round_end"]
+    assert all(sum(e["chips_won"]) + e["carried"] == e["pot"] for e in ends)
+    assert omni["steps"][-1]["chips"] == list(read_log(logs["bicycle"]).footer.chips)  # type: ignore[union-attr]
+
+    dummy = read_log(logs["dummy"])
+    for seat in (None, 0, 1):
+        view = replay_to_json(build_replay(dummy, seat))
+        taken = False
+        for step, frame in zip(view["steps"], view["frames"], strict=True):
+            if step["kind"] == "deal":
+                taken = False
+                assert step["dummy_size"] == 3 and (len(step["dummy"]) == 3) == (seat is None)
+            if step["kind"] == "action" and step["action"]["kind"] == "swap_hand":
+                taken = True
+                assert frame["face_up"] == step["face_up"] and frame["dummy_taker"] == step["seat"]
+                assert (step["taken"] is not None) == (seat in (None, step["seat"]))
+            if taken:
+                assert frame["dummy_size"] == 0 and frame["dummy_cards"] == [] and len(frame["face_up"]) == 3
+            elif step["kind"] != "round_end":
+                assert frame["dummy_size"] == 3 and (len(frame["dummy_cards"]) == 3) == (seat is None)

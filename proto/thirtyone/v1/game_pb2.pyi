@@ -459,12 +459,18 @@ class _PublicEventKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Publi
     PUBLIC_EVENT_KIND_SWAP_WIDOW: _PublicEventKind.ValueType  # 12
     """`seat` gave `card` to the widow and took the widow card `taken_card` (docs/rules.md "The widow")."""
     PUBLIC_EVENT_KIND_ANTE: _PublicEventKind.ValueType  # 13
-    """`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot"). A round's antes
-    come first in its history, in seat order, before the dealer's option and the first turn.
+    """`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot").
+    Not sent: the referee leaves antes out of `Observation.history`, as they tell nothing
+    that `Observation.pot` and `Observation.chips` do not (every seat in at the deal pays
+    `rules.ante`; those seats are the ones `in_game` now plus any FORFEIT of the round).
+    The match log records them (log.proto, AnteEvent). A bot should still skip event kinds
+    it does not know.
     """
     PUBLIC_EVENT_KIND_POT_WON: _PublicEventKind.ValueType  # 14
-    """`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot"); one
-    event per winner of a shared pot.
+    """`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot").
+    Not sent: a round's pot is won after its last decision, and `history` holds the round
+    being played, so no observation could carry it; the next round's `chips` includes it.
+    The match log records it (log.proto, PotAwardEvent).
     """
 
 class PublicEventKind(_PublicEventKind, metaclass=_PublicEventKindEnumTypeWrapper):
@@ -505,12 +511,18 @@ face up (docs/rules.md "The dummy hand").
 PUBLIC_EVENT_KIND_SWAP_WIDOW: PublicEventKind.ValueType  # 12
 """`seat` gave `card` to the widow and took the widow card `taken_card` (docs/rules.md "The widow")."""
 PUBLIC_EVENT_KIND_ANTE: PublicEventKind.ValueType  # 13
-"""`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot"). A round's antes
-come first in its history, in seat order, before the dealer's option and the first turn.
+"""`seat` paid `chips` into the pot at the deal (`scoring = POT`, docs/rules.md "Playing for a pot").
+Not sent: the referee leaves antes out of `Observation.history`, as they tell nothing
+that `Observation.pot` and `Observation.chips` do not (every seat in at the deal pays
+`rules.ante`; those seats are the ones `in_game` now plus any FORFEIT of the round).
+The match log records them (log.proto, AnteEvent). A bot should still skip event kinds
+it does not know.
 """
 PUBLIC_EVENT_KIND_POT_WON: PublicEventKind.ValueType  # 14
-"""`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot"); one
-event per winner of a shared pot.
+"""`seat` won `chips` from the pot at the end of the round (`scoring = POT`, docs/rules.md "Playing for a pot").
+Not sent: a round's pot is won after its last decision, and `history` holds the round
+being played, so no observation could carry it; the next round's `chips` includes it.
+The match log records it (log.proto, PotAwardEvent).
 """
 Global___PublicEventKind: _TypeAlias = PublicEventKind  # noqa: Y015
 
@@ -998,7 +1010,8 @@ class PublicEvent(_message.Message):
     """
     chips: _builtins.int
     """ANTE: the chips `seat` paid into the pot. POT_WON: the chips `seat` won. 0 for every
-    other kind.
+    other kind. The referee sends neither kind (see ANTE), so this is 0 in every event it
+    sends.
     """
     @_builtins.property
     def face_up_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:

@@ -174,7 +174,11 @@ class LogHeader(_message.Message):
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     schema_version: _builtins.int
-    """Version of this log format; 1. Bumped when a reader of an older log would misread it."""
+    """Version of this log format. Bumped when a reader of an older log would misread it:
+    1 for a match without variants; 2 when the rules use a variant (docs/rules.md,
+    "Variants": `dealer_option`, `under_the_gun`, `dummy`, `draw = WIDOW`, `scoring = POT`),
+    whose lines a version-1 reader would replay under the plain rules.
+    """
     software_version: _builtins.str
     """Version of the arena software that wrote the log."""
     protocol_version: _builtins.int

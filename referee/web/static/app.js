@@ -527,19 +527,42 @@
       else { for (var k = 0; k < f.counts[s]; k++) cards.push(back()); }
       var tok = f.tokens[s];
       var tokens = !f.in_game[s] ? "out of the match" : tok === 0 ? "on the bus" : (tok <= 8 ? new Array(tok + 1).join("●") : tok + " lives");
+      // Playing for a pot: net chips instead of lives (public).
+      var chipsTag = f.chips ? el("span", { cls: "chips", "data-chips": String(f.chips[s]) }, "chips " + signed(f.chips[s])) : null;
+      if (f.dummy_taker === s) tags.push(el("span", null, "took the dummy"));
       var think = lastThinking(d, r.step, s);
       seats.push(el("div", { cls: "seat" + (f.active === s ? " active" : "") + (f.in_game[s] ? "" : " out") + (d.viewer === s ? " viewer" : ""), "data-seat": String(s) },
-        el("div", null, el("span", { cls: "name" }, label(d, s)), " ", el("span", { cls: "tokens", "data-tokens": String(tok) }, tokens)),
+        el("div", null, el("span", { cls: "name" }, label(d, s)), " ",
+          chipsTag || el("span", { cls: "tokens", "data-tokens": String(tok) }, tokens), chipsTag && !f.in_game[s] ? " (out)" : null),
         el("div", { cls: "tags" }, tags),
         el("div", { cls: "hand", "data-seat-hand": String(s) }, cards, value !== null && value !== undefined ? el("span", { cls: "value" }, num(value)) : null),
         think !== null ? el("div", { cls: "think" }, "last decision: " + latencyText(think)) : null));
     }
-    var pile = el("div", { cls: "pile", id: "pile" }, f.pile.map(function (c, i) { return card(c, i === f.pile.length - 1 ? "" : "small"); }));
-    var center = el("div", { cls: "center" },
-      el("div", null, el("div", { id: "stock" }, f.stock > 0 ? back() : el("span", { cls: "card", style: "opacity:.3" }, "∅")),
-        el("div", { cls: "pile-label", id: "stock-size", "data-stock": String(f.stock) }, "stock: " + f.stock)),
-      el("div", null, pile, el("div", { cls: "pile-label", "data-pile": String(f.pile_size) }, "discard pile: " + f.pile_size)));
-    setChildren(tableEl, center, seats);
+    var middle = [];
+    if (f.widow && f.widow.length) {
+      // The widow game: three cards face up, no stock and no discard pile.
+      middle.push(el("div", null, el("div", { id: "widow", cls: "widow" }, f.widow.map(function (c) { return card(c); })),
+        el("div", { cls: "pile-label" }, "widow (face up)")));
+    } else {
+      var pile = el("div", { cls: "pile", id: "pile" }, f.pile.map(function (c, i) { return card(c, i === f.pile.length - 1 ? "" : "small"); }));
+      middle.push(el("div", null, el("div", { id: "stock" }, f.stock > 0 ? back() : el("span", { cls: "card", style: "opacity:.3" }, "∅")),
+          el("div", { cls: "pile-label", id: "stock-size", "data-stock": String(f.stock) }, "stock: " + f.stock)),
+        el("div", null, pile, el("div", { cls: "pile-label", "data-pile": String(f.pile_size) }, "discard pile: " + f.pile_size)));
+    }
+    if (f.dummy_size) {
+      // Face down: backs, unless this view may see its cards (the omniscient one).
+      var dummyCards = f.dummy_cards && f.dummy_cards.length ? f.dummy_cards.map(function (c) { return card(c, "small"); }) :
+        Array.apply(null, Array(f.dummy_size)).map(function () { return back("small"); });
+      middle.push(el("div", null, el("div", { id: "dummy", "data-dummy": String(f.dummy_size) }, dummyCards),
+        el("div", { cls: "pile-label" }, "dummy (face down)")));
+    } else if (f.face_up && f.face_up.length) {
+      middle.push(el("div", null, el("div", { id: "face-up" }, f.face_up.map(function (c) { return card(c, "small"); })),
+        el("div", { cls: "pile-label" }, "face up: " + label(d, f.dummy_taker) + "'s old hand, out of play")));
+    }
+    if (f.pot !== null && f.pot !== undefined) {
+      middle.push(el("div", null, el("div", { id: "pot", cls: "pot", "data-pot": String(f.pot) }, String(f.pot)), el("div", { cls: "pile-label" }, "pot")));
+    }
+    setChildren(tableEl, el("div", { cls: "center" }, middle), seats);
 
     var ev = document.getElementById("event");
     ev.className = "event" + (step.kind === "fault" || step.kind === "forfeit" ? " fault" : "");
@@ -562,18 +585,29 @@
     if (cur && cur.scrollIntoView) cur.scrollIntoView({ block: "nearest" });
   }
 
-  var ACTION = { knock: "knocks", pass: "passes on the empty stock" };
+  var ACTION = { knock: "knocks", pass: "passes on the empty stock", call: "calls under the gun: showdown at once" };
+  var BLITZ = { swap_upcard: " swaps the up-card in to 31", swap_hand: " takes the dummy at 31", swap_widow: " swaps with the widow to 31" };
+  function signed(n) { return n > 0 ? "+" + n : String(n); }
+  function cardList(cs) { return cs.map(function (c, i) { return [i ? " " : "", cardText(c)]; }); }
 
   function describe(d, s) {
     var out = el("span", { "data-kind": s.kind });
     if (s.kind === "deal") {
-      add(out, ["Round " + s.at.round_no + ": " + label(d, s.dealer) + " deals; the up-card is ", cardText(s.upcard), ", " + s.stock_size + " cards in the stock"]);
+      add(out, "Round " + s.at.round_no + ": " + label(d, s.dealer) + " deals; ");
+      if (s.widow && s.widow.length) add(out, ["the widow is ", cardList(s.widow), " (face up)"]);
+      else add(out, ["the up-card is ", cardText(s.upcard), ", " + s.stock_size + " cards in the stock"]);
+      if (s.dummy_size) add(out, "; the dummy: " + s.dummy_size + " cards face down");
+      if (s.antes && s.antes.length) add(out, "; antes paid, the pot is " + s.pot + (s.pot_carried ? " (" + s.pot_carried + " carried)" : ""));
     } else if (s.kind === "action") {
       var k = s.action.kind;
       add(out, label(d, s.seat) + " ");
       if (k === "draw_stock") add(out, s.card ? ["draws ", cardText(s.card), " from the stock"] : "draws from the stock");
       else if (k === "draw_discard") add(out, ["takes ", cardText(s.card), " from the discard pile"]);
       else if (k === "discard") add(out, ["discards ", cardText(s.card)]);
+      else if (k === "pass" && s.dealer_option) add(out, "keeps the hand (dealer's option)");
+      else if (k === "swap_upcard") add(out, ["takes the up-card ", cardList(s.taken || []), ", turns ", cardText(s.card), " face up (dealer's option)"]);
+      else if (k === "swap_hand") add(out, ["takes the dummy", s.taken ? [" ", cardList(s.taken)] : "", s.face_up && s.face_up.length ? ["; the old hand ", cardList(s.face_up), " lies face up"] : ""]);
+      else if (k === "swap_widow") add(out, ["gives ", cardText(s.card), " to the widow, takes ", cardList(s.taken || [])]);
       else add(out, ACTION[k] || s.action.text);
       if (s.hand && s.hand.value !== null && s.hand.value !== undefined) add(out, " → " + num(s.hand.value));
       if (s.by_referee) add(out, el("span", { cls: "bad" }, " (played by the referee)"));
@@ -589,11 +623,11 @@
       add(out, [el("strong", { cls: "bad" }, label(d, s.seat) + " forfeits the match"), s.reason ? " (" + s.reason + ")" : ""]);
       if (s.dead_hand) add(out, ["; its hand ", s.dead_hand.map(function (c) { return [cardText(c), " "]; }), "is out of play"]);
     } else if (s.kind === "thirty_one") {
-      add(out, s.seats.map(function (x, i) { return (i ? " and " : "") + label(d, x); }).join("") + (s.natural ? " has a dealt 31!" : " discards to 31: blitz!"));
+      add(out, s.seats.map(function (x, i) { return (i ? " and " : "") + label(d, x); }).join("") + (s.natural ? " has a dealt 31!" : (BLITZ[s.by] || " discards to 31") + ": blitz!"));
     } else if (s.kind === "round_end") {
       add(out, endTitle(d, s));
     } else if (s.kind === "result") {
-      if (s.winner !== null && s.winner !== undefined) add(out, label(d, s.winner) + " wins after " + s.rounds + " round" + (s.rounds === 1 ? "" : "s"));
+      if (s.winner !== null && s.winner !== undefined) add(out, label(d, s.winner) + " wins after " + s.rounds + " round" + (s.rounds === 1 ? "" : "s") + (s.chips && s.chips.length ? ", chips " + signed(s.chips[s.winner]) : ""));
       else add(out, "No winner (" + s.reason + ") after " + s.rounds + " rounds");
     } else {
       add(out, s.text); // a kind this viewer does not draw itself
@@ -606,6 +640,7 @@
     if (e.end === "knock") return "Showdown after " + (knocked ? label(d, e.knocker) + "'s knock" : "a knock");
     if (e.end === "empty_stock") return "Showdown: " + (e.ended_by !== null ? label(d, e.ended_by) : "a seat") + " passed on the empty stock" + (knocked ? "; " + knocked + " earlier" : "");
     if (e.end === "max_turns") return "Showdown: the turn limit (" + e.turns + " turns) was reached";
+    if (e.end === "call") return "Showdown after " + label(d, e.knocker) + "'s call under the gun";
     if (e.end === "abandoned") return "Round abandoned: fewer than two seats are left in it";
     if (e.end === "natural_31") return "The round ends on a dealt 31";
     if (e.end === "blitz") return "The round ends on a blitz";
@@ -620,8 +655,11 @@
       var t = el("table", { cls: "data" });
       step.shown.forEach(function (h) {
         var marks = [];
-        if (h.seat === step.knocker) marks.push("knocker");
-        if (step.showdown && h.value === step.lowest) marks.push("lowest");
+        var potGame = step.chips_after && step.chips_after.length;
+        if (h.seat === step.knocker) marks.push(step.end === "call" ? "caller" : "knocker");
+        if (h.seat === step.dummy_taker) marks.push("took the dummy");
+        if (potGame) { if (step.showdown && step.winners.indexOf(h.seat) >= 0) marks.push("highest"); }
+        else if (step.showdown && h.value === step.lowest) marks.push("lowest");
         t.appendChild(el("tr", { "data-seat": String(h.seat) }, el("td", { cls: "l" }, label(d, h.seat)),
           el("td", { cls: "l" }, h.cards.map(function (c) { return card(c, "small"); })),
           el("td", { "data-value": h.value }, num(h.value)), el("td", { cls: "l" }, marks.join(", "))));
@@ -635,22 +673,41 @@
       if (step.knocker_safe) add(box, el("div", null, label(d, step.knocker) + ": knocker, tied lowest: loses nothing"));
       if (step.sudden_death) add(box, el("div", { cls: "warn" }, "Sudden death: everyone still in stays in at 0 tokens"));
       if (step.eliminated.length) add(box, el("div", { cls: "bad" }, "Out: " + step.eliminated.map(function (s) { return label(d, s); }).join(", ")));
+      if (step.widow && step.widow.length) add(box, el("div", null, "Widow: ", step.widow.map(function (c) { return card(c, "small"); })));
+      if (step.face_up && step.face_up.length) add(box, el("div", null, "Face up (" + label(d, step.dummy_taker) + "'s old hand): ", step.face_up.map(function (c) { return card(c, "small"); })));
+      if (step.dummy && step.dummy.length) add(box, el("div", null, "Dummy, never taken: ", step.dummy.map(function (c) { return card(c, "small"); })));
+      if (step.chips_after && step.chips_after.length) {
+        var award = "Pot " + step.pot + " → ";
+        if (!step.winners.length) award += "nobody wins it";
+        else {
+          var each = step.chips_won[step.winners[0]];
+          var chipsText = each + (each === 1 ? " chip" : " chips");
+          award += step.winners.map(function (s) { return label(d, s); }).join(" and ") + (step.winners.length > 1 ? " share it: " + chipsText + " each" : " wins " + chipsText);
+        }
+        if (step.high_card_tie_break) award += " · a tie on value, broken by card rank";
+        if (step.carried) award += " · " + step.carried + " carried to the next round";
+        add(box, el("div", { id: "pot-award" }, award));
+        add(box, el("div", { "data-chips-after": "1" }, "Chips: " + step.chips_after.map(function (c, s) { return label(d, s) + " " + signed(c); }).join(" · ")));
+      }
       return box;
     }
     if (step.kind === "result") {
       var res = el("div", { cls: "showdown", id: "result" }, el("strong", null, "Result"));
       var rt = el("table", { cls: "data" }, el("tr", null, el("th", null, "place"), el("th", { cls: "l" }, "seat"),
+        step.chips && step.chips.length ? el("th", null, "chips") : null,
         step.stats ? [el("th", null, "decisions"), el("th", null, "faults"), el("th", null, "mean ms"), el("th", null, "max ms")] : null, el("th", { cls: "l" }, "")));
       var order = step.placings.map(function (p, s) { return s; }).sort(function (a, b) { return step.placings[a] - step.placings[b] || a - b; });
       order.forEach(function (s) {
         var st = step.stats ? step.stats[s] : null;
-        var note = s === step.winner ? "winner" : step.forfeited[s] ? "forfeited in round " + step.out_round[s] : step.out_round[s] !== null ? "out in round " + step.out_round[s] : "still in";
+        var note = s === step.winner ? "winner" : step.forfeited[s] ? "forfeited in round " + step.out_round[s] : step.out_round[s] !== null ? "out in round " + step.out_round[s] : step.chips && step.chips.length ? "" : "still in";
         rt.appendChild(el("tr", null, el("td", null, String(step.placings[s])), el("td", { cls: "l" }, label(d, s)),
+          step.chips && step.chips.length ? el("td", { "data-chips": String(step.chips[s]) }, signed(step.chips[s])) : null,
           st ? [el("td", null, String(st.decisions)), el("td", null, String(st.faults)),
             el("td", null, st.decisions ? (st.total_latency_us / st.decisions / 1000).toFixed(2) : "0"), el("td", null, (st.max_latency_us / 1000).toFixed(2))] : null,
           el("td", { cls: "l" }, note)));
       });
       add(res, rt);
+      if (step.pot_left) add(res, el("div", { cls: "muted" }, step.pot_left + (step.pot_left === 1 ? " chip" : " chips") + " left in the pot after the last round: nobody's"));
       (d.notes || []).forEach(function (x) { add(res, el("div", { cls: "muted" }, x)); });
       return res;
     }

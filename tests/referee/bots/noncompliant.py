@@ -10,8 +10,8 @@ nothing sent but answers, streams ended with OK, death by SIGTERM's default acti
   half_health    NOT_SERVING for "thirtyone.v1.BotService" (SERVING for "" only)
   chatty_start   answers the first match_start it gets (a bot must send nothing for it)
   take_back      after taking the top discard, discards that very card
-  knock_lap      knocks whenever someone has knocked this round
-  slow_pass      sleeps ``--sleep-ms`` when PASS is legal (the empty stock), then answers
+  knock_lap      knocks whenever someone has knocked this round (not in the widow game)
+  slow_pass      sleeps ``--sleep-ms`` when the empty-stock PASS is legal, then answers
   warm_up        sleeps ``--sleep-ms`` before its first answer only (breaks nothing: a match's
                  time bank covers it)
   serial         serves one Play stream at a time (the contract wants several at once)
@@ -65,9 +65,9 @@ class NonCompliant(bot_pb2_grpc.BotServiceServicer):
             await asyncio.sleep(self.args.sleep_ms / 1000)
         if mode == "take_back" and obs.drawn_from == game_pb2.PILE_DISCARD:
             action = game_pb2.Action(kind=game_pb2.ACTION_KIND_DISCARD, card=obs.drawn_card)
-        elif mode == "knock_lap" and obs.HasField("knocker"):
+        elif mode == "knock_lap" and obs.HasField("knocker") and obs.rules.draw != game_pb2.DRAW_WIDOW:
             action = game_pb2.Action(kind=game_pb2.ACTION_KIND_KNOCK)
-        elif mode == "slow_pass" and any(a.kind == game_pb2.ACTION_KIND_PASS for a in legal):
+        elif mode == "slow_pass" and obs.phase != game_pb2.PHASE_DEALER_OPTION and any(a.kind == game_pb2.ACTION_KIND_PASS for a in legal):
             await asyncio.sleep(self.args.sleep_ms / 1000)
         return bot_pb2.PlayResponse(decision_id=req.decision_id, action=action)
 
