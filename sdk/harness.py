@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast, get_args
 
 from referee.game import (
     Action,
@@ -157,13 +156,11 @@ def play_match(
 
 
 def _end_reason(end: MatchEnd) -> MatchEndReasonName:
-    """The wire's name for how a match ended. A pot match played to its last round is
-    ``"pot_rounds"`` once the wire knows that reason; until then ``"max_rounds"`` (no
-    last player standing either way)."""
+    """The wire's name for how a match ended (a pot match played to its last round: ``pot_rounds``)."""
     if end is MatchEnd.LAST_PLAYER:
         return "last_player"
-    if end is MatchEnd.POT_ROUNDS and "pot_rounds" in get_args(MatchEndReasonName):
-        return cast(MatchEndReasonName, "pot_rounds")
+    if end is MatchEnd.POT_ROUNDS:
+        return "pot_rounds"
     return "max_rounds"
 
 

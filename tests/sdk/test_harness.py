@@ -208,4 +208,4 @@ def test_a_pot_match_ends_after_its_rounds() -> None:
     assert out.end is MatchEnd.POT_ROUNDS and out.rounds == 6
     chips = out.round_results[-1].chips_after
     assert out.placings == ((1, 2) if chips[0] > chips[1] else (2, 1) if chips[0] < chips[1] else (1, 1))
-    assert ends[0].reason in ("pot_rounds", "max_rounds")  # "pot_rounds" once the wire knows it
+    assert ends[0].reason == "pot_rounds"
