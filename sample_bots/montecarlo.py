@@ -25,6 +25,13 @@ opponent who did not knock to hold less than the threshold bot's knocking value;
 as it did not help (41.0% without, 39.5% with: noise) and assumes more about opponents.
 (These tuning runs used deals 10000-10049; the recorded benchmark uses other deals.)
 
+Under the variants (docs/rules.md, "Variants") it searches every legal action the same way:
+the dealer's up-card swaps and ``PASS``, ``CALL``, taking the dummy, each widow swap. The
+sampler deals the face-down dummy from the hidden cards and keeps the widow public; the
+rollouts play the variants as ``threshold`` does (see ``sample_bots.greedy``). Playing for a
+pot the score is the chips the round wins it (:func:`chips_score`): being the highest hand,
+not avoiding the lowest.
+
 Time: with ``samples=None`` (the default, and how ``python -m sample_bots.montecarlo`` serves
 it) it plays guesses until it has used ``time_fraction`` of the decision's budget, at most
 ``max_samples``, and never touches the time bank. With a fixed ``samples=N`` it plays
@@ -42,7 +49,8 @@ from typing import Literal
 
 import sdk
 from referee.game import RoundResult, Rules
-from sample_bots.threshold import KNOCK_AT, ThresholdBot
+from sample_bots.greedy import CALL_AT, POT_CALL_AT
+from sample_bots.threshold import KNOCK_AT, ThresholdBot, knock_table
 from sdk.sampler import TRIES, Sampler
 from sdk.simulate import Evaluator, Policy, greedy_policy
 
@@ -98,6 +106,17 @@ def win_chance_score(seat: int, alive: tuple[bool, ...], rules: Rules) -> Callab
             lives_left(tokens[s], rules) for s in range(len(alive)) if alive[s] and s != seat and s not in out
         )
         return win_chance(lives_left(tokens[seat], rules), tuple(others))
+
+    return score
+
+
+def chips_score(seat: int) -> Callable[[RoundResult], float]:
+    """Playing for a pot: score a round's result for ``seat`` by the chips it won (its share
+    of the pot; the antes are paid whatever it does). Only the highest hand scores."""
+
+    def score(r: RoundResult) -> float:
+        won = r.chips_won
+        return float(won[seat]) if won else 0.0
 
     return score
 
@@ -171,12 +190,17 @@ class MonteCarloBot(ThresholdBot):
         # The fallback goes first, so that it wins ties (such as "nothing is lost either way").
         candidates = [fallback, *(a for a in legal if a != fallback)]
         rules = view.rules
+        pot = rules.scoring == "pot"
         policy = self._policies.get(rules)
         if policy is None:
-            policy = self._policies[rules] = greedy_policy(rules, KNOCK_AT)
-        score = (
-            win_chance_score(view.seat, view.in_game, rules) if self.objective == "win" else lives_score(view.seat)
-        )
+            # Everyone plays on as the threshold bot would, with the thresholds of the scoring.
+            policy = self._policies[rules] = greedy_policy(rules, knock_table(rules), POT_CALL_AT if pot else CALL_AT)
+        if pot:
+            score = chips_score(view.seat)
+        elif self.objective == "win":
+            score = win_chance_score(view.seat, view.in_game, rules)
+        else:
+            score = lives_score(view.seat)
         evaluator = Evaluator(candidates, policy, score)
         sampler = Sampler(view, infer=self.infer, knock_at=KNOCK_AT if self.read_knocks else None, tries=self.tries)
         rng = random.Random(

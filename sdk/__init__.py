@@ -24,7 +24,11 @@
   the hidden cards consistently with the view, :func:`rollout` plays a guess out to the end
   of the round on the game model, :class:`Evaluator` compares actions on the same guesses.
 - Actions: :data:`KNOCK`, :data:`DRAW_STOCK`, :data:`DRAW_DISCARD`, :data:`PASS`,
-  :func:`discard` (a Card or its text, ``discard("Ah")``); cards: :class:`Card`,
+  :func:`discard` (a Card or its text, ``discard("Ah")``); under the variants
+  (docs/rules.md, "Variants") :func:`swap_upcard` (the dealer's option,
+  ``swap_upcard("5c")``), :data:`CALL` (knock under the gun), :data:`SWAP_HAND` (take the
+  dummy) and :func:`swap_widow` (``swap_widow("2c", "Kh")``: hand card, widow card); the
+  :class:`View` values each (``best_upcard_swap``, ``best_widow_swap``, ...). Cards: :class:`Card`,
   :func:`card`, :func:`cards` (both read text leniently: ``"ah"``, ``"10h"``); :class:`Rules`.
 - :func:`sdk.harness.check_bot`: the checks ``thirtyone bot test my_bot.py`` runs.
 """
@@ -32,13 +36,16 @@
 from __future__ import annotations
 
 from referee.game import (
+    CALL,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
     Action,
     ActionKind,
     Card,
+    DummyState,
     EventKind,
     IllegalActionError,
     Observation,
@@ -51,6 +58,8 @@ from referee.game import (
     discard,
     format_cards,
     hand_value,
+    swap_upcard,
+    swap_widow,
 )
 from referee.timecontrol import TimeControl
 from referee.wire import PROTOCOL_VERSION, BotIdentity, FaultInfo, MatchInfo, MatchResult
@@ -59,17 +68,19 @@ from sdk.harness import IllegalMoveError, Outcome, Series, play_match, play_matc
 from sdk.sampler import Sampler, SamplerError
 from sdk.server import ADDRESS_ENV, AddressError, BotServer, run, start_server
 from sdk.simulate import Evaluator, Policy, greedy_policy, play_round, rollout
-from sdk.view import View
+from sdk.view import View, mean_hand_value, share_of_hands_below
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ADDRESS_ENV",
+    "CALL",
     "DRAW_DISCARD",
     "DRAW_STOCK",
     "KNOCK",
     "PASS",
     "PROTOCOL_VERSION",
+    "SWAP_HAND",
     "Action",
     "ActionKind",
     "AddressError",
@@ -78,6 +89,7 @@ __all__ = [
     "BotServer",
     "BotSource",
     "Card",
+    "DummyState",
     "Evaluator",
     "EventKind",
     "FaultInfo",
@@ -103,10 +115,14 @@ __all__ = [
     "format_cards",
     "greedy_policy",
     "hand_value",
+    "mean_hand_value",
     "play_match",
     "play_matches",
     "play_round",
     "rollout",
     "run",
+    "share_of_hands_below",
     "start_server",
+    "swap_upcard",
+    "swap_widow",
 ]

@@ -17,7 +17,7 @@ Time is reported to bots (``view.budget_ms``, ``view.bank_ms``) but not enforced
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from referee.game import (
@@ -64,7 +64,8 @@ class Outcome:
     names: tuple[str, ...]
     #: Per seat: 1 is best; shared placings ranked 1, 2, 2, 4.
     placings: tuple[int, ...]
-    #: The last seat standing, or None when ``max_rounds`` stopped the match.
+    #: The last seat standing (under the pot: the single seat placed first), or None when
+    #: ``max_rounds`` stopped the match (or a pot match ended tied for first).
     winner: int | None
     end: MatchEnd
     #: Number of rounds played.
@@ -137,7 +138,7 @@ def play_match(
 
     placings = m.placings
     end = m.end or MatchEnd.LAST_PLAYER
-    why: MatchEndReasonName = "last_player" if end is MatchEnd.LAST_PLAYER else "max_rounds"
+    why = _end_reason(end)
     for s, bot in enumerate(seats):
         bot.on_match_end(MatchResult(mid, placings, placings[s], why))
     return Outcome(
@@ -152,6 +153,15 @@ def play_match(
         decisions=tuple(decisions),
         think_time=tuple(think),
     )
+
+
+def _end_reason(end: MatchEnd) -> MatchEndReasonName:
+    """The wire's name for how a match ended (a pot match played to its last round: ``pot_rounds``)."""
+    if end is MatchEnd.LAST_PLAYER:
+        return "last_player"
+    if end is MatchEnd.POT_ROUNDS:
+        return "pot_rounds"
+    return "max_rounds"
 
 
 @dataclass(slots=True)
@@ -219,29 +229,52 @@ def play_matches(
     return series
 
 
-#: The rules presets :func:`check_bot` plays by default.
-CHECK_PRESETS: tuple[str, ...] = ("standard", "pagat", "family")
+#: The rules presets :func:`check_bot` plays by default: the three of the plain game and
+#: the variants' two (docs/rules.md, "Presets" and "Variants").
+CHECK_PRESETS: tuple[str, ...] = ("standard", "pagat", "family", "cadillac", "bicycle")
+#: Each variant option on its own, on top of ``standard``, that :func:`check_bot` plays by
+#: default (the presets above play them in combination: ``bicycle`` is the widow for a pot).
+CHECK_VARIANTS: dict[str, Rules] = {
+    "dealer_option": Rules(dealer_option=True),
+    "under_the_gun": Rules(under_the_gun=True),
+    "dummy": Rules(dummy=True),
+    "widow": Rules(draw="widow"),
+    "pot": Rules(scoring="pot"),
+}
 #: The table sizes :func:`check_bot` plays by default.
 CHECK_TABLE_SIZES: tuple[int, ...] = (2, 4, 6)
 #: The sample bots :func:`check_bot` seats against yours, in turn.
 CHECK_OPPONENTS: tuple[str, ...] = ("greedy", "random", "threshold")
 
 
+def check_cases(
+    presets: Sequence[str] = CHECK_PRESETS, variants: Mapping[str, Rules] = CHECK_VARIANTS
+) -> list[tuple[str, Rules]]:
+    """The rules :func:`check_bot` plays, each with the label its report and notes use: a
+    preset's name, or a variant's rules described (``standard + dummy=true``)."""
+    cases = [(p, Rules.preset(p)) for p in presets]
+    cases += [(r.describe(), r) for r in variants.values()]
+    return cases
+
+
 def check_bot(
     bot: BotSource,
     *,
     presets: Sequence[str] = CHECK_PRESETS,
+    variants: Mapping[str, Rules] = CHECK_VARIANTS,
     table_sizes: Sequence[int] = CHECK_TABLE_SIZES,
     matches: int = 5,
     report: Callable[[str], object] | None = None,
 ) -> list[Series]:
-    """Play ``bot`` against the sample bots under every preset and table size; raise on a fault.
+    """Play ``bot`` against the sample bots under every preset, every variant and table
+    size; raise on a fault.
 
     The checks of a scaffolded bot's test (``thirtyone bot new``), runnable without pytest
-    (``thirtyone bot test my_bot.py``): for each preset and size, ``matches`` matches with
-    the seats rotating. An illegal move raises :class:`IllegalMoveError`; an exception from
-    the bot comes out as it was raised. Either carries a note naming the preset and the
-    table size. ``report`` gets a line per preset and size played. Returns the series.
+    (``thirtyone bot test my_bot.py``): for each preset (:data:`CHECK_PRESETS`) and each
+    variant option on its own (:data:`CHECK_VARIANTS`), at each size, ``matches`` matches
+    with the seats rotating. An illegal move raises :class:`IllegalMoveError`; an exception
+    from the bot comes out as it was raised. Either carries a note naming the rules and the
+    table size. ``report`` gets a line per rules and size played. Returns the series.
     """
     from sample_bots import load  # sample bots are built on the SDK: import them late
 
@@ -249,18 +282,19 @@ def check_bot(
         raise ValueError(f"matches must be at least 1, got {matches}")
     opponents = [load(name) for name in CHECK_OPPONENTS]
     played: list[Series] = []
-    for preset in presets:
+    for label, rules in check_cases(presets, variants):
+        what = f"preset {label!r}" if label in presets else f"rules {label!r}"
         for players in table_sizes:
             bots: list[BotSource] = [bot] + [opponents[i % len(opponents)] for i in range(players - 1)]
             try:
-                series = play_matches(bots, n=matches, rules=preset)
+                series = play_matches(bots, n=matches, rules=rules)
             except Exception as e:
-                e.add_note(f"while checking: preset {preset!r}, {players} players")
+                e.add_note(f"while checking: {what}, {players} players")
                 raise
             played.append(series)
             if report is not None:
                 report(
-                    f"{preset}, {players} players: {matches} matches, "
+                    f"{label}, {players} players: {matches} matches, "
                     f"{series.wins(0)} won, mean placing {series.mean_placing(0):.2f}"
                 )
     return played

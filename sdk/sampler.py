@@ -13,6 +13,12 @@ the sizes of hands and stock. :class:`Sampler` deals exactly that, as a
         pos = sampler.sample(rng)      # one consistent guess, reproducible from the rng
         ...
 
+Under the variants (docs/rules.md, "Variants") a guess also deals the face-down dummy's three
+cards from the hidden ones (and a taken dummy is simply the taker's hand, unknown to this
+seat); the widow and a face-up old hand are public and stay where they are; in the widow
+game there is no stock, and the deck's undealt rest (out of play, never seen) is dealt
+the hidden cards no hand holds. Chips and pot come from the observation.
+
 **Reading the opponents** (``infer=True``, the default). Dealt uniformly, the guessed hands
 are far too weak: after three turns a greedy player holds about 20, a random hand about 13,
 and a bot that believes the random hands knocks into a double loss. So the sampler also
@@ -31,7 +37,7 @@ import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from referee.game import Card, EventKind, Observation, Rules, value_table
+from referee.game import Card, DummyState, EventKind, Observation, Rules, value_table
 from referee.game.knowledge import Knowledge, knowledge
 from referee.game.position import Position, had_turn_from_history, owes_from_history
 from referee.game.values import mask
@@ -116,11 +122,17 @@ class Sampler:
         self._dead_unknown = _dead_hand_cards(obs) - len(self._dead_known)
         #: Cards whose place this seat does not know, in a fixed order (for reproducibility).
         self.hidden: tuple[Card, ...] = tuple(sorted(k.hidden))
-        need = sum(self.unknown) + self._dead_unknown + obs.stock_size
-        if need != len(self.hidden):
+        #: The face-down dummy's three cards are among the hidden ones (``dummy=true``, not
+        #: taken yet); once taken they are the taker's hand, guessed like any other hand.
+        self._dummy_size = 3 if obs.dummy_state is DummyState.FACE_DOWN else 0
+        need = sum(self.unknown) + self._dead_unknown + obs.stock_size + self._dummy_size
+        #: The widow game deals no stock: the deck's undealt rest is out of play, unseen.
+        self._unused = len(self.hidden) - need if obs.rules.draw == "widow" else 0
+        if need + self._unused != len(self.hidden) or self._unused < 0:
             raise SamplerError(
                 f"seat {me} cannot place {len(self.hidden)} hidden cards into {sum(self.unknown)} opponent "
-                f"slots, {self._dead_unknown} dead cards and a stock of {obs.stock_size}"
+                f"slots, {self._dead_unknown} dead cards, {self._dummy_size} dummy cards and a stock of "
+                f"{obs.stock_size}"
             )
         self._had_turn = had_turn_from_history(n, obs.history)
         self._owes = owes_from_history(n, alive, obs.knocker, obs.history)
@@ -146,6 +158,9 @@ class Sampler:
             at += u
         dead = self._dead_known + tuple(pool[at : at + self._dead_unknown])
         at += self._dead_unknown
+        dummy = tuple(pool[at : at + self._dummy_size])
+        at += self._dummy_size
+        stock_end = at + obs.stock_size
         return Position(
             rules=self._rules,
             players=obs.players,
@@ -154,7 +169,7 @@ class Sampler:
             tokens=obs.tokens,
             alive=obs.in_game,
             hands=tuple(hands),
-            stock=tuple(pool[at:]),
+            stock=tuple(pool[at:stock_end]),
             pile=obs.discard_pile,
             dead=dead,
             current=self._me,
@@ -167,6 +182,13 @@ class Sampler:
             turn=obs.turn,
             restocks=self._restocks,
             history=obs.history,
+            dummy=dummy,
+            face_up=obs.face_up,
+            dummy_taker=obs.dummy_taker,
+            widow=obs.widow,
+            unused=tuple(pool[stock_end:]),
+            chips=obs.chips,
+            pot=obs.pot,
         )
 
     def samples(self, n: int, seed: int | str = 0) -> Iterator[Position]:
@@ -338,6 +360,22 @@ def opponent_turns(obs: Observation, upcard: Card | None = None) -> dict[int, tu
             knocked = True
             turn_no += 1
             first_done.add(s)
+        elif kind is EventKind.SWAP_HAND:
+            # A new hand (the dummy): the turns before explain the old one, now face up.
+            turns.pop(s, None)
+            held[s] = set()
+            draw = None
+            turn_no += 1
+            first_done.add(s)
+        elif kind is EventKind.SWAP_WIDOW:
+            turn_no += 1
+            first_done.add(s)
+        elif kind is EventKind.SWAP_UPCARD and ev.card is not None:
+            # The dealer's option (no turn): the old up-card joined the dealer's hand, known.
+            if pile:
+                pile[-1] = ev.card
+            if ev.taken_card is not None:
+                held.setdefault(s, set()).add(ev.taken_card)
         elif kind is EventKind.RESTOCK:
             pile = pile[-1:]
         elif kind is EventKind.FORFEIT:

@@ -26,12 +26,16 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 
 from referee.game import (
+    CALL,
     DECK,
     DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     KNOCK,
     PASS,
+    SWAP_HAND,
+    SWAP_UPCARDS,
+    SWAP_WIDOWS,
     Action,
     Card,
     Match,
@@ -43,6 +47,7 @@ from referee.game import (
 )
 from referee.game.chance import Chance
 from referee.game.position import Position, match_from_position
+from sdk.view import mean_hand_value
 
 #: Chooses the action of the seat to move, ``m.current``.
 Policy = Callable[[Match], Action]
@@ -105,39 +110,97 @@ class RolloutChance:
         return out
 
 
-def greedy_policy(rules: Rules, knock_at: float | Mapping[int, float] = GREEDY_KNOCK_AT) -> Policy:
+def greedy_policy(
+    rules: Rules,
+    knock_at: float | Mapping[int, float] = GREEDY_KNOCK_AT,
+    call_at: Mapping[int, float] | None = None,
+    stuck_margin: float = 4,
+) -> Policy:
     """The ``greedy`` sample bot's play, as a fast policy over the match.
 
     Knock with a hand worth ``knock_at`` or more (a number, or a map from every number of
     seats still in, 2 to 9, to a threshold, like the ``threshold`` bot's); take the top discard only
     if it raises the hand's value; else draw from the stock; discard the card that leaves the
     best three. It makes the same choices as ``sample_bots.greedy.GreedyBot`` given the same
-    threshold (tests/sdk/test_montecarlo.py checks it decision by decision).
+    thresholds (tests/sdk/test_montecarlo.py checks it decision by decision).
+
+    Under the variants (docs/rules.md, "Variants"), as that bot: the dealer's option swaps
+    for the up-card when that raises the hand; ``CALL`` with a hand worth ``call_at[seats
+    in]`` (None: never call); the dummy is taken by a hand worth less than a random hand on
+    average (:func:`sdk.view.mean_hand_value`) that the top discard does not lift to it; in
+    the widow game a turn that does not knock makes the widow swap leaving the best value,
+    and a hand that no swap raises knocks within ``stuck_margin`` of the threshold.
+    Give ``knock_at`` the thresholds meant for the scoring in force (the pot's are higher).
     """
     table = value_table(rules)
     by_size: dict[int, float] = (
         {n: float(knock_at) for n in range(2, 10)} if isinstance(knock_at, int | float) else dict(knock_at)
     )
     best = functools.partial(discard_choice, table)
+    special = rules.dealer_option or rules.under_the_gun or rules.dummy or rules.draw == "widow"
+    calls = dict(call_at) if call_at is not None and rules.under_the_gun else None
+    mean = mean_hand_value(rules)
+    key = _DISCARD_ORDER
 
     def act(m: Match) -> Action:
         s = m.current
         h = m.hands[s]
-        if m.phase is Phase.DISCARD:
+        phase = m.phase
+        if phase is Phase.DISCARD:
             return DISCARDS[best(h, m.drawn if m.drawn_from is Pile.DISCARD else None)[0]]
         a, b, c = h
-        v = table[(1 << a) | (1 << b) | (1 << c)]
+        ma, mb, mc = 1 << a, 1 << b, 1 << c
+        v = table[ma | mb | mc]
+        if special:
+            if phase is Phase.DEALER_OPTION:
+                # Swap the card whose exchange for the up-card leaves the most (the cheapest
+                # among equals), if that beats the hand as it is.
+                u = 1 << m.pile[-1]
+                bc, bv, bk = a, -1.0, 1 << 30
+                for x, rest in ((a, mb | mc), (b, ma | mc), (c, ma | mb)):
+                    w = table[rest | u]
+                    if w > bv or (w == bv and key[x] < bk):
+                        bc, bv, bk = x, w, key[x]
+                return SWAP_UPCARDS[bc] if bv > v else PASS
+            if calls is not None and m.turn == 0 and v >= calls[sum(m.alive)] and CALL in m.legal_actions():
+                return CALL
+            if m.widow:
+                th = by_size[sum(m.alive)]
+                # The best widow swap: the most value, then the cheapest card given up, then
+                # the dearest widow card taken (View.best_widow_swap's order).
+                bh, bw, bv = a, m.widow[0], -1.0
+                bkw = 1 << 30
+                for x, rest in ((a, mb | mc), (b, ma | mc), (c, ma | mb)):
+                    for y in m.widow:
+                        w = table[rest | (1 << y)]
+                        # One number for (cheapest given, then dearest taken): both keys < 2**10.
+                        kw = (key[x] << 10) - key[y]
+                        if w > bv or (w == bv and kw < bkw):
+                            bh, bw, bv, bkw = x, y, w, kw
+                if (v >= th or (bv <= v and v >= th - stuck_margin)) and KNOCK in m.legal_actions():
+                    return KNOCK
+                return SWAP_WIDOWS[bh * 52 + bw]
         # Legal actions are only listed when a knock is in question: at the start of a turn
         # the discard may be taken whenever the pile has a card, and the stock drawn whenever
         # it has one (Match.legal_actions), so the common case skips building the list.
         if v >= by_size[sum(m.alive)] and KNOCK in m.legal_actions():
             return KNOCK
         pile = m.pile
-        if pile:
+        if special and m.dummy:
+            # The dummy is face down: take it if neither the hand nor the top card's best
+            # makes the mean of a random hand.
+            with_top = v
+            if pile:
+                t = 1 << pile[-1]
+                with_top = max(table[mb | mc | t], table[ma | mc | t], table[ma | mb | t], v)
+            if with_top < mean:
+                return SWAP_HAND
+            if with_top > v:
+                return DRAW_DISCARD
+        elif pile:
             # Taking the top card helps if some hand of it and two held cards beats v (the
             # card taken may not go straight back, so the three keepable hands are these).
             t = 1 << pile[-1]
-            ma, mb, mc = 1 << a, 1 << b, 1 << c
             if table[mb | mc | t] > v or table[ma | mc | t] > v or table[ma | mb | t] > v:
                 return DRAW_DISCARD
         if m.stock:

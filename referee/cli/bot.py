@@ -59,9 +59,17 @@ class {cls}(sdk.Bot):
         if view.must_discard:
             card, _value = view.best_discard()
             return sdk.discard(card)
+        # The dealer's option (dealer_option=true): swap for the up-card if that helps.
+        if view.is_dealer_option:
+            card, value = view.best_upcard_swap()
+            return sdk.swap_upcard(card) if value > view.value else sdk.PASS
         # Knock with a good hand (when the rules allow it).
         if view.can(sdk.KNOCK) and view.value >= 25:
             return sdk.KNOCK
+        # The widow game (draw="widow"): no stock; swap with the widow, as well as can be.
+        if view.widow_game:
+            hand_card, widow_card, _value = view.best_widow_swap()
+            return sdk.swap_widow(hand_card, widow_card)
         # Take the top discard only if it improves the hand.
         top = view.top_discard
         if top is not None and view.can(sdk.DRAW_DISCARD) and view.value_with(top) > view.value:
@@ -92,7 +100,7 @@ from {name} import {cls}
 
 
 def test_plays_legal_matches() -> None:
-    # Presets standard, pagat and family at 2, 4 and 6 seats, 5 matches each. The harness
+    # Every preset and variant at 2, 4 and 6 seats, 5 matches each. The harness
     # raises IllegalMoveError, naming the action and the reason, on a bad move.
     check_bot({cls}, matches=5)
 
@@ -224,14 +232,22 @@ def check(
     class_name: Annotated[
         str | None, typer.Option("--class", help="The bot class to check, if the file defines several.")
     ] = None,
-    matches: Annotated[int, typer.Option("--matches", "-n", min=1, help="Matches per preset and table size.")] = 5,
+    matches: Annotated[int, typer.Option("--matches", "-n", min=1, help="Matches per rules and table size.")] = 5,
 ) -> None:
     """Check a bot locally, no pytest needed: the checks of the test `bot new` writes.
 
-    Plays FILE's bot in-process against the sample bots under the presets standard, pagat
-    and family at 2, 4 and 6 seats; an illegal move or an exception fails with the reason.
+    Plays FILE's bot in-process against the sample bots under the presets standard, pagat,
+    family, cadillac and bicycle and each variant option on its own (dealer_option,
+    under_the_gun, dummy, widow, pot) at 2, 4 and 6 seats; an illegal move or an exception
+    fails with the reason.
     """
-    from sdk.harness import CHECK_PRESETS, CHECK_TABLE_SIZES, IllegalMoveError, check_bot
+    from sdk.harness import (
+        CHECK_PRESETS,
+        CHECK_TABLE_SIZES,
+        CHECK_VARIANTS,
+        IllegalMoveError,
+        check_bot,
+    )
 
     try:
         cls = load_bot_class(file, class_name)
@@ -240,9 +256,10 @@ def check(
     except Exception as e:  # the file's own import-time error: show it as Python would
         _print_traceback(e)
         fail(f"{file}: importing it raised {type(e).__name__}: {e}", code=1)
-    cases = len(CHECK_PRESETS) * len(CHECK_TABLE_SIZES)
+    cases = (len(CHECK_PRESETS) + len(CHECK_VARIANTS)) * len(CHECK_TABLE_SIZES)
     out.print(
-        f"checking {cls.__name__} from {file}: presets {', '.join(CHECK_PRESETS)} at "
+        f"checking {cls.__name__} from {file}: presets {', '.join(CHECK_PRESETS)} and variants "
+        f"{', '.join(CHECK_VARIANTS)} at "
         f"{', '.join(map(str, CHECK_TABLE_SIZES))} players against the sample bots, {matches} matches each",
         markup=False,
         highlight=False,

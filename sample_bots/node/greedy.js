@@ -119,8 +119,60 @@ function bestDiscard(hand4, rules, allowed) {
 // Knock with a hand worth this much or more: the Python greedy sample's threshold, so that
 // the two make the same decisions and a test can compare them move for move.
 const KNOCK_AT = 22;
+// Playing for a pot (`scoring = POT`) only the highest hand wins: knock later (greedy's pot_knock_at).
+const POT_KNOCK_AT = 24;
+// The widow game: also knock with a hand this close to the threshold that no swap raises.
+const STUCK_MARGIN = 4;
+// CALL under the gun with a hand worth this much, by seats still in (sample_bots/greedy.py):
+// playing for lives a hand unlikely to be the lowest of random hands, for a pot likely the highest.
+const CALL_AT = { 2: 24, 3: 19, 4: 16, 5: 15, 6: 14, 7: 14, 8: 14, 9: 14 };
+const POT_CALL_AT = { 2: 15, 3: 18, 4: 20, 5: 20, 6: 21, 7: 21, 8: 21, 9: 22 };
 
 const isKind = (kind) => (action) => action.kind === kind;
+// The order in which a card is given up among equal choices: the cheapest first, then by rank
+// and suit (the Python SDK's order, so that both choose the same card).
+const giveUpOrder = (card) => cardValue(card) * 64 + cardOrder(card);
+
+// The mean value of a random three-card hand under these rules (about 13.1): what the
+// face-down dummy is worth as far as this seat can tell. Computed once per way of valuing triples.
+const meanCache = new Map();
+function meanHandValue(rules) {
+  const key = `${rules.three_of_a_kind}/${rules.three_aces}`;
+  if (!meanCache.has(key)) {
+    const deck = [];
+    for (const r of RANKS) for (const s of SUITS) deck.push(r + s);
+    let total = 0;
+    let count = 0;
+    for (let i = 0; i < 52; i++) {
+      for (let j = i + 1; j < 52; j++) {
+        for (let k = j + 1; k < 52; k++) {
+          total += handValue([deck[i], deck[j], deck[k]], rules);
+          count++;
+        }
+      }
+    }
+    meanCache.set(key, total / count);
+  }
+  return meanCache.get(key);
+}
+
+// The best exchange of one hand card for one of `offered` (the up-card, or the widow's cards):
+// { give, take, value }, the cheapest card given up and the dearest taken among equals.
+function bestExchange(hand, offered, rules) {
+  let best = null;
+  for (const give of [...hand].sort((a, b) => giveUpOrder(a) - giveUpOrder(b))) {
+    for (const take of [...offered].sort((a, b) => giveUpOrder(b) - giveUpOrder(a))) {
+      const value = handValue(hand.map((c) => (c === give ? take : c)), rules);
+      if (best === null || value > best.value) best = { give, take, value };
+    }
+  }
+  return best;
+}
+
+// The action of `legal` of this kind (and cards), or null: the answer is always one of them.
+function pick(legal, kind, card = '', widowCard = '') {
+  return legal.find((a) => a.kind === kind && (a.card || '') === card && (a.widow_card || '') === widowCard) || null;
+}
 
 // One decision, from the observation alone. Always returns one of obs.legal_actions.
 function decide(obs) {
@@ -138,17 +190,45 @@ function decide(obs) {
     return legal[0];
   }
 
+  const pile = obs.discard_pile;
+  const top = pile.length > 0 ? pile[pile.length - 1] : '';
   const value = handValue(obs.hand, rules);
-  if (can('ACTION_KIND_KNOCK') && value >= KNOCK_AT) return { kind: 'ACTION_KIND_KNOCK' };
+
+  if (obs.phase === 'PHASE_DEALER_OPTION') {
+    // The dealer's option: give the card whose exchange for the up-card leaves the most, if
+    // that beats the hand as it is; else PASS (keep the hand).
+    const swap = top ? bestExchange(obs.hand, [top], rules) : null;
+    const action = swap !== null && swap.value > value ? pick(legal, 'ACTION_KIND_SWAP_UPCARD', swap.give) : null;
+    return action || pick(legal, 'ACTION_KIND_PASS') || legal[0];
+  }
+
+  const pot = rules.scoring === 'SCORING_POT';
+  const seatsIn = obs.in_game.filter(Boolean).length;
+  // Knock under the gun (the round's very first turn): a showdown at once.
+  if (can('ACTION_KIND_CALL') && value >= (pot ? POT_CALL_AT : CALL_AT)[seatsIn]) return { kind: 'ACTION_KIND_CALL' };
+
+  const knockAt = pot ? POT_KNOCK_AT : KNOCK_AT;
+  if (rules.draw === 'DRAW_WIDOW') {
+    // The widow game: knock when good enough (or stuck near it), else the best widow swap.
+    const swap = bestExchange(obs.hand, obs.widow, rules);
+    const stuck = swap !== null && swap.value <= value && value >= knockAt - STUCK_MARGIN;
+    if (can('ACTION_KIND_KNOCK') && (value >= knockAt || stuck)) return { kind: 'ACTION_KIND_KNOCK' };
+    const action = swap !== null ? pick(legal, 'ACTION_KIND_SWAP_WIDOW', swap.give, swap.take) : null;
+    return action || legal[0];
+  }
+
+  if (can('ACTION_KIND_KNOCK') && value >= knockAt) return { kind: 'ACTION_KIND_KNOCK' };
 
   // Take the top discard only if the hand is better with it, counting the forced discard
   // that follows (which may not be the card taken).
-  const pile = obs.discard_pile;
-  const top = pile.length > 0 ? pile[pile.length - 1] : '';
+  let withTop = value;
   if (top && can('ACTION_KIND_DRAW_DISCARD')) {
     const after = bestDiscard([...obs.hand, top], rules, (c) => c !== top);
-    if (after !== null && after.value > value) return { kind: 'ACTION_KIND_DRAW_DISCARD' };
+    if (after !== null) withTop = after.value;
   }
+  // The dummy: take it with a hand worth less than a random hand on average.
+  if (can('ACTION_KIND_SWAP_HAND') && Math.max(value, withTop) < meanHandValue(rules)) return { kind: 'ACTION_KIND_SWAP_HAND' };
+  if (withTop > value) return { kind: 'ACTION_KIND_DRAW_DISCARD' };
   if (can('ACTION_KIND_DRAW_STOCK')) return { kind: 'ACTION_KIND_DRAW_STOCK' };
   // The stock is empty under `empty_stock = SHOWDOWN`: the only choices are the discard
   // (which does not help, see above) and PASS, which ends the round in a showdown now.
@@ -304,4 +384,4 @@ if (require.main === module) {
 }
 
 // For tests and for reading: the pure parts.
-module.exports = { handValue, bestDiscard, decide, parseAddress };
+module.exports = { handValue, bestDiscard, bestExchange, meanHandValue, decide, parseAddress };

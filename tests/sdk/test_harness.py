@@ -150,3 +150,62 @@ def test_factories_and_rules_objects() -> None:
     outcome = play_match([lambda: load("greedy")(), load("threshold")], seed=8, rules=rules)
     assert outcome.rules == rules
     assert card("Ah") in sdk.cards("Ah Kd")
+
+
+# ---------------------------------------------------------------- the variants
+
+
+def test_check_bot_plays_every_preset_and_variant() -> None:
+    from sdk.harness import CHECK_PRESETS, CHECK_VARIANTS, check_bot, check_cases
+
+    assert set(CHECK_PRESETS) >= {"standard", "pagat", "family", "cadillac", "bicycle"}
+    assert set(CHECK_VARIANTS) == {"dealer_option", "under_the_gun", "dummy", "widow", "pot"}
+    labels = [label for label, _ in check_cases()]
+    assert "standard + dummy=true" in labels and "standard + draw=widow" in labels
+    lines: list[str] = []
+    played = check_bot(load("threshold"), table_sizes=(3,), matches=1, report=lines.append)
+    assert len(played) == len(lines) == len(CHECK_PRESETS) + len(CHECK_VARIANTS)
+    assert lines[3].startswith("cadillac, 3 players: 1 matches")
+    assert any(line.startswith("standard + scoring=pot, 3 players") for line in lines)
+
+
+class _NoWidow(sdk.Bot):
+    """Plays the stock game only: passes where the widow game has no stock."""
+
+    name = "no-widow"
+
+    def act(self, view: sdk.View) -> sdk.Action:
+        if view.must_discard:
+            return sdk.discard(view.best_discard()[0])
+        if view.is_dealer_option:
+            return sdk.PASS
+        return sdk.DRAW_STOCK if view.stock_size or not view.widow_game else sdk.PASS
+
+
+def test_check_bot_names_the_variant_that_failed() -> None:
+    from sdk.harness import check_bot
+
+    with pytest.raises(IllegalMoveError) as caught:
+        check_bot(_NoWidow, presets=("standard",), variants={"widow": Rules(draw="widow")}, table_sizes=(2,), matches=1)
+    assert "the widow game has no stock, discard pile or pass" in caught.value.reason
+    assert any("rules 'standard + draw=widow', 2 players" in n for n in caught.value.__notes__)
+
+
+def test_a_pot_match_ends_after_its_rounds() -> None:
+    ends: list[wire.MatchResult] = []
+
+    class Pot(sdk.Bot):
+        name = "pot"
+
+        def act(self, view: sdk.View) -> sdk.Action:
+            assert view.playing_for_pot and view.rounds_in_match == 6 and view.pot >= 2
+            return load("threshold")().act(view)
+
+        def on_match_end(self, result: wire.MatchResult) -> None:
+            ends.append(result)
+
+    out = play_match([Pot, load("greedy")], seed=4, rules="bicycle")
+    assert out.end is MatchEnd.POT_ROUNDS and out.rounds == 6
+    chips = out.round_results[-1].chips_after
+    assert out.placings == ((1, 2) if chips[0] > chips[1] else (2, 1) if chips[0] < chips[1] else (1, 1))
+    assert ends[0].reason == "pot_rounds"

@@ -49,8 +49,8 @@ from sdk.view import SeatMemory, View
 ALL = frozenset(DECK)
 Policy = Callable[[Match], Action]
 
-# The SDK does not play the widow game or the pot yet (docs/rules.md, "Variants"; a later step):
-# its tests run under every preset of the stock game played for lives.
+# The property tests run under every preset of the stock game played for lives; the variants
+# have a test of their own (test_guesses_under_the_variants_play_on_as_the_seat_saw).
 LIVES_STOCK_PRESETS = sorted(
     p for p in PRESETS if Rules.preset(p).draw == "stock" and Rules.preset(p).scoring == "lives"
 )
@@ -200,13 +200,66 @@ def test_only_the_seat_to_move_is_sampled() -> None:
     pos.check()
 
 
+#: The variants (docs/rules.md, "Variants"): the sampler deals the face-down dummy and the widow
+#: game's unused cards, and keeps the widow and a face-up old hand where they are.
+VARIANTS: dict[str, Rules] = {
+    "cadillac": Rules.preset("cadillac"),
+    "bicycle": Rules.preset("bicycle"),
+    "dealer_option": Rules(dealer_option=True),
+    "under_the_gun": Rules(under_the_gun=True, knock_ban="none"),
+    "dummy": Rules(dummy=True),
+    "dummy_showdown": Rules.build("pagat", {"dummy": True, "max_turns_per_round": 80}),
+    "widow": Rules(draw="widow", max_turns_per_round=40),
+    "pot": Rules(scoring="pot", dummy=True, dealer_option=True, under_the_gun=True),
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_guesses_under_the_variants_play_on_as_the_seat_saw(name: str) -> None:
+    # Every guess is a full, valid position; rebuilt into a match it shows the seat exactly
+    # its observation (so the same legal actions); the dummy's guessed cards are hidden ones;
+    # the public cards, chips and pot are the truth's.
+    rules = VARIANTS[name]
+    kinds: set[str] = set()
+    for seed in range(4):
+        for i, (m, memories) in enumerate(selfplay(4, rules, seed, steps=160)):
+            if i % 2:
+                continue
+            view = view_of(m, memories)
+            truth = position_of(m)
+            for pos in Sampler(view, knock_at=KNOCK_AT).samples(2, seed=i):
+                pos.check()
+                g = match_from_position(pos, seed=seed)
+                assert g.observation(view.seat) == view.observation
+                assert g.legal_actions() == m.legal_actions()
+                assert set(pos.dummy) <= view.hidden and len(pos.dummy) == len(truth.dummy)
+                assert len(pos.unused) == len(truth.unused) and set(pos.unused) <= view.hidden
+                assert (pos.widow, pos.face_up, pos.chips, pos.pot) == (truth.widow, truth.face_up, truth.chips, truth.pot)
+                kinds |= {e.kind.name for e in pos.history}
+                if pos.phase is Phase.DEALER_OPTION:
+                    kinds.add("dealer option phase")
+    if rules.dummy:
+        assert "SWAP_HAND" in kinds
+    if rules.draw == "widow":
+        assert "SWAP_WIDOW" in kinds
+    if rules.dealer_option:
+        assert "dealer option phase" in kinds
+
+
 # ---------------------------------------------------------------------- inference
 
 
 @pytest.mark.parametrize(
     "rules",
-    [Rules(), Rules.preset("pagat"), Rules.preset("family"), Rules(min_knock=21), Rules(knock_ban="first_lap")],
-    ids=["standard", "pagat", "family", "min_knock", "first_lap"],
+    [
+        Rules(),
+        Rules.preset("pagat"),
+        Rules.preset("family"),
+        Rules(min_knock=21),
+        Rules(knock_ban="first_lap"),
+        Rules(dummy=True, dealer_option=True),
+    ],
+    ids=["standard", "pagat", "family", "min_knock", "first_lap", "dummy_dealer_option"],
 )
 def test_greedy_opponents_true_hands_always_fit(rules: Rules) -> None:
     # Against opponents who play exactly the greedy policy the sampler assumes, every

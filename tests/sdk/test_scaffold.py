@@ -100,10 +100,10 @@ def test_scaffolded_bot_is_checked_without_pytest(tmp_path: Path) -> None:
         [exe, "bot", "test", "tour_bot.py"], cwd=work, env=env, capture_output=True, text=True, timeout=120
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    for preset in ("standard", "pagat", "family"):
+    for preset in ("standard", "pagat", "family", "cadillac", "bicycle", "standard + dummy=true"):
         for players in (2, 4, 6):
             assert f"ok  {preset}, {players} players: 5 matches" in checked.stdout
-    assert "all 9 checks passed" in checked.stdout
+    assert "all 30 checks passed" in checked.stdout
 
     plain = subprocess.run(
         [sys.executable, "test_tour_bot.py"], cwd=work, env=env, capture_output=True, text=True, timeout=120
