@@ -120,7 +120,9 @@ def test_every_attack_fails_and_the_match_finishes(tournament_in_checkout: Path,
             "--stop", str(victim.pid), "--stop", str(os.getpid()), "--tcp", str(listener.getsockname()[1]),
             "--orphan", marker,
         ]  # fmt: skip
-        attacker = await start_bot(parse_bot_spec(shlex.join(words), cwd=CHECKOUT), launcher=launcher)
+        # Its attacks run before it serves (a connection attempt alone may take 2 s): on a busy
+        # machine the default 10 s to start is too tight for them and a Python start together.
+        attacker = await start_bot(parse_bot_spec(shlex.join(words), cwd=CHECKOUT), launcher=launcher, startup_timeout_s=40)
         try:
             outcome = await play_match(
                 [attacker, other], seed=7, config=MatchConfig(SHORT, TC), log_path=running_log
