@@ -371,6 +371,27 @@ def cases_for(rules: Rules | None) -> tuple[DecisionCase, ...]:
     return tuple(c for c in DECISION_CASES if c.used_by(rules))
 
 
+# How the checks word the failures that a match copes with on its own (see is_soft_failure).
+_LATE = "no answer within "
+_PAST_DEADLINE = " ms deadline"
+_NO_EXIT = "still running "
+
+
+def is_soft_failure(result: CheckResult) -> bool:
+    """Whether a failed check is one a match copes with on its own: a late answer (there a
+    timeout fault) or a bot still running after SIGTERM (there killed a second later).
+
+    ``thirtyone check-bot`` fails on them, as an author wants to know; ``submit`` does not
+    refuse a bot for them (its validation match judges the bot's timing over a real match,
+    bank included): a late answer on a busy machine is not a broken bot.
+    """
+    if result.status != "fail":
+        return False
+    if result.key == "sigterm":
+        return result.reason.startswith(_NO_EXIT)
+    return result.key.startswith("decision:") and (result.reason.startswith(_LATE) or result.reason.endswith(_PAST_DEADLINE))
+
+
 # ---------------------------------------------------------------- the check
 
 
@@ -529,7 +550,7 @@ class _Checker:
         except TimeoutFault:
             banked = f" + {self.tc.bank_ms} ms time bank" if bank else ""
             return False, (
-                f"no answer within {deadline_s * 1000:.0f} ms "
+                f"{_LATE}{deadline_s * 1000:.0f} ms "
                 f"(its budget of {self.tc.budget_ms} ms{banked} + {self.tc.grace_ms} ms grace)"
             )
         except BotFault as fault:
@@ -540,7 +561,7 @@ class _Checker:
             legal = ", ".join(map(str, pos.observation.legal_actions))
             return False, f"illegal action {answer.action}: {why} (legal: {legal})"
         if ms > deadline_s * 1000:  # in time for the wait, over it by the clock
-            return False, f"{answer.action} after {ms:.0f} ms, past the {deadline_s * 1000:.0f} ms deadline"
+            return False, f"{answer.action} after {ms:.0f} ms, past the {deadline_s * 1000:.0f}{_PAST_DEADLINE}"
         if ms > self.tc.budget_ms:
             return True, f"{answer.action} in {ms:.0f} ms ({ms - self.tc.budget_ms:.0f} ms over its budget: from its time bank)"
         return True, f"{answer.action} in {ms:.0f} ms"
@@ -681,7 +702,7 @@ class _Checker:
         ms = (time.monotonic() - t0) * 1000
         if code is None:
             return "fail", (
-                f"still running {STOP_GRACE_S:g} s after SIGTERM (the referee's grace; it then kills the bot "
+                f"{_NO_EXIT}{STOP_GRACE_S:g} s after SIGTERM (the referee's grace; it then kills the bot "
                 "with SIGKILL): exit when you get SIGTERM"
             )
         if code in SIGTERM_EXITS:
@@ -762,6 +783,7 @@ __all__ = [
     "check_bot",
     "draw_discard",
     "draw_stock",
+    "is_soft_failure",
     "knock",
     "throw_drawn",
     "turns_until_stock_empty",

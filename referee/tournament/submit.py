@@ -29,7 +29,7 @@ from pathlib import Path
 
 from referee import wire
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
-from referee.bots.compliance import CheckResult, cases_for, check_bot
+from referee.bots.compliance import CheckResult, cases_for, check_bot, is_soft_failure
 from referee.bots.sandbox import SandboxConfig
 from referee.faults import BotError, BotStartError
 from referee.match import MatchConfig, run_match
@@ -85,8 +85,9 @@ def check_compliance(
     bot's identity.
 
     A decision may use the time bank here, as at a match's first decision: a bot that warms
-    up on its first move is not refused for it (the validation match then shows whether it
-    keeps to its budget). Raises :class:`SubmissionError` naming every failed check, or why
+    up on its first move is not refused for it, nor for a late answer or for outliving
+    SIGTERM (the validation match then shows whether it keeps to its budget, and the referee
+    kills what outlives its grace). Raises :class:`SubmissionError` naming every failed check, or why
     the bot could not be used; whatever ``on_identity`` raises propagates (see
     :func:`~referee.bots.compliance.check_bot`).
     """
@@ -101,10 +102,11 @@ def check_compliance(
             cases=cases_for(settings.rules),
         )
     )
-    if report.passed:
-        assert report.identity is not None
+    # Late answers and a bot that outlives SIGTERM are the validation match's and the
+    # referee's to handle (see is_soft_failure); anything else refuses the bot.
+    failed = tuple(r for r in report.failures if not is_soft_failure(r))
+    if report.identity is not None and not failed and all(r.status != "not run" for r in report.results):
         return report.identity
-    failed = report.failures
     not_run = [r for r in report.results if r.status == "not run"]
     if report.identity is None or (len(failed) == 1 and failed[0].key == "identity"):
         # It did not start, or the referee refuses its identity: nothing else could be checked.

@@ -4,6 +4,7 @@ the user's own files, never the temporary copy the bot ran from."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,15 @@ def test_a_bot_that_passes_the_check_still_plays_its_validation_match(one: Path,
     bot.write_text(LATE_PASSER)
     with left_as_is(one):
         fails("submit", one, bot, message="the bot faulted in its validation match against the random bot: illegal in round 2")
+
+
+def test_a_bot_that_outlives_sigterm_is_accepted_as_a_match_would_cope(open_air: Path) -> None:
+    """check-bot fails a bot that ignores SIGTERM; submit does not refuse it, since the referee
+    kills it a second later in every match (a late answer is likewise the validation match's
+    to judge)."""
+    bot = Path(__file__).resolve().parents[1] / "referee" / "bots" / "noncompliant.py"
+    command = f"{sys.executable} {bot} --mode sigterm_proof"
+    result = ok("submit", open_air, command, "--name", "stubborn")
+    assert "stubborn" in result.output
+    with TournamentStore.open(open_air, readonly=True) as store:
+        assert "stubborn" in [b.name for b in store.bots()]

@@ -35,9 +35,14 @@ def chromium_path() -> str | None:
     return os.environ.get("THIRTYONE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """A headless Chromium for the whole session (skips, saying why, where there is none)."""
+    """A headless Chromium for one test module (skips, saying why, where there is none).
+
+    Not for the session: Playwright's sync API keeps an event loop running in this process
+    while it is open, and a referee started by a later test in the same process (a worker of
+    pytest-xdist plays many files) could not start its own.
+    """
     path = chromium_path()
     if path is None:
         reason = "no browser: install Debian's chromium (apt-get install chromium) or set THIRTYONE_CHROMIUM"
