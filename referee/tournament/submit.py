@@ -122,27 +122,32 @@ def check_compliance(
 def validate(
     spec: BotSpec | str, cwd: str, settings: TournamentSettings, sandbox: SandboxConfig | None = None
 ) -> tuple[str, str, str]:
-    """Play a short strict match against the random bot; return the bot's identity.
+    """Play a short match against the random bot; return the bot's identity.
 
     Raises :class:`SubmissionError` if the bot does not start, speaks another protocol
-    version, or commits any fault. ``sandbox`` is the one the tournament's matches use.
+    version, answers anything illegal or malformed, crashes, or is late often enough to
+    forfeit under the tournament's own fault policy. ``sandbox`` is the one the tournament's
+    matches use.
     """
     if isinstance(spec, str):
         spec = parse_bot_spec(spec, cwd=cwd)
-    # The tournament's own rules and time control, but only a few rounds, and strict:
-    # any fault in a short match against the random bot refuses the submission.
+    # The tournament's own rules, clock and fault policy, but only a few rounds. Any fault
+    # but a late answer refuses the bot; late answers refuse it only when they make it forfeit
+    # as they would in the tournament: on a busy machine one late answer is not a broken bot.
     config = MatchConfig(
         rules=settings.rules.with_options({"max_rounds": VALIDATION_ROUNDS}),
         time_control=settings.time_control,
-        fault_policy="strict",
+        fault_policy="strict" if settings.fault_policy == "strict" else "lenient",
+        max_strikes=settings.max_strikes,
     )
     try:
         outcome = run_match([spec, "random"], seed=VALIDATION_SEED, config=config, launcher=LocalLauncher(sandbox=sandbox))
     except BotError as e:
         raise SubmissionError(f"the bot could not be used: {e}") from None
-    faults = outcome.seats[0].faults
-    if faults:
-        f = faults[0]
+    seat = outcome.seats[0]
+    hard = [f for f in seat.faults if f.kind != "timeout"]
+    if hard or (seat.faults and seat.forfeited):
+        f = (hard or seat.faults)[0]
         raise SubmissionError(
             f"the bot faulted in its validation match against the random bot: {f.kind} in round {f.round_no}, "
             f"turn {f.turn}: {f.message}"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 
@@ -168,3 +169,42 @@ def test_a_bot_that_outlives_sigterm_is_accepted_as_a_match_would_cope(open_air:
     assert "stubborn" in result.output
     with TournamentStore.open(open_air, readonly=True) as store:
         assert "stubborn" in [b.name for b in store.bots()]
+
+
+NONCOMPLIANT = Path(__file__).resolve().parents[1] / "referee" / "bots" / "noncompliant.py"
+
+
+def _clocked(tmp_path: Path) -> Path:
+    """A tournament on a short clock (100 ms + 100 ms bank), its bots unsandboxed."""
+    folder = tmp_path / "clocked"
+    settings = TournamentSettings(
+        table_size=2, games=1, seed=1, sandbox="off", time_control=TimeControl(budget_ms=100, bank_ms=100, grace_ms=50)
+    )
+    with TournamentStore.create(folder, settings) as store:
+        store.add_bot(entry("random", "sample", "random"))
+    return folder
+
+
+def test_one_late_answer_does_not_refuse_a_bot(tmp_path: Path) -> None:
+    """A bot late once (it warms up on its first decision) would not forfeit in the tournament,
+    so submit takes it; check-bot still reports the late answer."""
+    folder = _clocked(tmp_path)
+    command = f"{sys.executable} {NONCOMPLIANT} --mode warm_up --sleep-ms 300"
+    ok("submit", folder, command, "--name", "warmup")
+    checked = cli("check-bot", command, "--sandbox", "off", "--budget-ms", "100", "--bank-ms", "0", "--grace-ms", "50")
+    assert checked.exit_code == 1 and "no answer within" in flat(checked.stdout)
+
+
+def test_a_bot_late_at_every_decision_is_refused(tmp_path: Path) -> None:
+    """Late often enough to forfeit under the tournament's fault policy: refused, saying so."""
+    folder = _clocked(tmp_path)
+    slow = tmp_path / "slowpoke.py"
+    slow.write_text(
+        SDK_BOT.replace('name = "plain"', 'name = "slowpoke"').replace(
+            "    def act(self, view: sdk.View) -> sdk.Action:\n",
+            # Every position of the check is in round 1: from round 2 on, late at every decision.
+            "    def act(self, view: sdk.View) -> sdk.Action:\n        import time\n        if view.round_no >= 2:\n            time.sleep(0.4)\n",
+        )
+    )
+    with left_as_is(folder):
+        fails("submit", folder, slow, message="the bot faulted in its validation match against the random bot: timeout in round 2")
