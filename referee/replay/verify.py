@@ -180,6 +180,17 @@ class _Tally(LogWatcher):
                 self.rounds[seat] += 1
 
 
+def stored_result_of(log: MatchLog) -> dict[str, Any] | None:
+    """The result the runner stores for a finished match, rebuilt from its log alone by a walk
+    through the game model; None when the log diverges (or has no footer)."""
+    if log.footer is None:
+        return None
+    tally = _Tally(log.header.players)
+    if walk_log(log, tally).divergence is not None:
+        return None
+    return _expected_result(log, tally)
+
+
 def _expected_result(log: MatchLog, tally: _Tally) -> dict[str, Any]:
     """The result a database row must hold for this log (the runner's ``outcome_to_result``)."""
     footer = log.footer
@@ -266,12 +277,11 @@ def _check_row(folder: Path, row: MatchRow) -> list[RowDivergence]:
         return div("log", f"the log {row.log_path} cannot be read: {e}")
     if log.footer is None:
         return div("log", f"the database records this match as finished; its log {row.log_path} has no footer")
-    tally = _Tally(log.header.players)
-    walk = walk_log(log, tally)
-    if walk.divergence is not None:
+    played = stored_result_of(log)
+    if played is None:
         # The log itself diverges (its own verdict says where); a row cannot be checked against it.
         return div("log", f"the log {row.log_path} diverges from the game model, so the row cannot be checked")
-    expected = _expected_result(log, tally)
+    expected = played
     if why:
         expected = with_absent(row.seats, expected, present, why)
     out = [RowDivergence(row.key, f, d) for f, d in _differences("", row.result, expected)]

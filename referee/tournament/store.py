@@ -258,7 +258,7 @@ class TournamentStore:
         conn: sqlite3.Connection | None = None
         made_wal = readonly and not any(p.exists() for p in _wal_files(db))
         try:
-            conn = _connect(db, readonly)
+            conn = connect(db, readonly=readonly)
             _check(conn, db)
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             conn.execute("SELECT count(*) FROM bots").fetchone()
@@ -468,7 +468,7 @@ def _wal_files(db: Path) -> tuple[Path, Path]:
     return db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")
 
 
-def _connect(db: Path, readonly: bool) -> sqlite3.Connection:
+def connect(db: Path, *, readonly: bool) -> sqlite3.Connection:
     """A connection that never creates a database where one is missing (``mode=rw``/``ro``)."""
     if not readonly:
         return sqlite3.connect(f"file:{db}?mode=rw", uri=True, isolation_level=None)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from referee.faults import LogError
-from referee.log import read_log, walk_log
+from referee.log import read_log
 from referee.replay.model import build_replay
-from referee.replay.verify import _expected_result, _Tally, has_results, log_files
+from referee.replay.verify import has_results, log_files, stored_result_of
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.standings import (
     RatingPoint,
@@ -34,8 +34,7 @@ from referee.tournament.standings import (
     tournament_rating_history,
     tournament_standings,
 )
-from referee.tournament.store import DB_NAME, MatchRow, StoreError, TournamentStore
-from referee.tournament.store import _connect as _connect_db
+from referee.tournament.store import DB_NAME, MatchRow, StoreError, TournamentStore, connect
 from referee.web.replay_json import replay_to_json
 
 #: The CLI's ``standings --json`` text for standings and settings (None: loose logs).
@@ -165,7 +164,7 @@ class Source:
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        conn = _connect_db(self.folder / DB_NAME, True)
+        conn = connect(self.folder / DB_NAME, readonly=True)
         try:
             yield conn
         finally:
@@ -196,12 +195,9 @@ class Source:
                 log = read_log(p)
             except LogError:
                 continue
-            if log.footer is None:
+            result = stored_result_of(log)
+            if result is None:
                 continue
-            tally = _Tally(log.header.players)
-            if walk_log(log, tally).divergence is not None:
-                continue
-            result = _expected_result(log, tally)
             names = tuple(s.label or s.identity.name for s in log.header.seats)
             when = datetime.fromtimestamp(p.stat().st_mtime, UTC).isoformat(timespec="seconds")
             rows.append(MatchRow(p.stem, "", 0, 0, log.header.seed, names, result, str(p.relative_to(self.folder)), when, 0.0))

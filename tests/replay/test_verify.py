@@ -236,10 +236,10 @@ TAMPERING: list[tuple[str, str, Callable[[list[Record]], int], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("what", "name", "edit", "message"), TAMPERING, ids=[t[0] for t in TAMPERING])
-def test_tampering_is_caught_at_its_line(
+def _caught_at_its_line(
     logs: dict[str, Path], tmp_path: Path, what: str, name: str, edit: Callable[[list[Record]], int], message: str
 ) -> None:
+    """Edit one line of the log ``name``; the verifier must stop at that line, saying ``message``."""
     records = _records(logs[name])
     index = edit(records)
     path = _write(tmp_path / f"{name}.jsonl", records)
@@ -249,6 +249,13 @@ def test_tampering_is_caught_at_its_line(
     assert v.divergence.at.line == index + 1, f"{what}: {v.detail}"
     assert message in v.divergence.message, f"{what}: {v.detail}"
     assert f"line {index + 1} (" in v.detail
+
+
+@pytest.mark.parametrize(("what", "name", "edit", "message"), TAMPERING, ids=[t[0] for t in TAMPERING])
+def test_tampering_is_caught_at_its_line(
+    logs: dict[str, Path], tmp_path: Path, what: str, name: str, edit: Callable[[list[Record]], int], message: str
+) -> None:
+    _caught_at_its_line(logs, tmp_path, what, name, edit, message)
 
 
 def test_a_divergence_names_round_turn_and_event(logs: dict[str, Path], tmp_path: Path) -> None:
@@ -557,15 +564,7 @@ VARIANT_TAMPERING: list[tuple[str, str, Callable[[list[Record]], int], str]] = [
 def test_variant_tampering_is_caught_at_its_line(
     logs: dict[str, Path], tmp_path: Path, what: str, name: str, edit: Callable[[list[Record]], int], message: str
 ) -> None:
-    records = _records(logs[name])
-    index = edit(records)
-    path = _write(tmp_path / f"{name}.jsonl", records)
-    v = verify_log(path)
-    assert v.verdict is Verdict.DIVERGED, f"{what}: {v.detail}"
-    assert v.divergence is not None
-    assert v.divergence.at.line == index + 1, f"{what}: {v.detail}"
-    assert f"line {index + 1} (" in v.detail
-    assert message in v.divergence.message, f"{what}: {v.detail}"
+    _caught_at_its_line(logs, tmp_path, what, name, edit, message)
 
 
 def test_a_pot_match_verifies_with_its_chips(logs: dict[str, Path]) -> None:
