@@ -27,6 +27,8 @@ from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.options import (
     BotEnvOpt,
+    BudgetOpt,
+    GraceOpt,
     MemoryOpt,
     ProcessesOpt,
     SandboxOpt,
@@ -90,9 +92,9 @@ def check_bot_command(
             show_default=False,
         ),
     ],
-    budget_ms: Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms.")] = _DEFAULT_TC.budget_ms,
+    budget_ms: BudgetOpt = _DEFAULT_TC.budget_ms,
     bank_ms: Annotated[int, typer.Option("--bank-ms", help="Time bank per seat, ms: only the first decision may use it (later ones are told 0).")] = _DEFAULT_TC.bank_ms,
-    grace_ms: Annotated[int, typer.Option("--grace-ms", help="Allowance for transport delays, ms.")] = _DEFAULT_TC.grace_ms,
+    grace_ms: GraceOpt = _DEFAULT_TC.grace_ms,
     startup_timeout: Annotated[float, typer.Option("--startup-timeout", help="Seconds the bot gets to start.")] = 10.0,
     sandbox: SandboxOpt = "auto",
     memory_mb: MemoryOpt = _DEFAULT_LIMITS.memory_mb,

@@ -28,6 +28,8 @@ from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.options import (
     BotEnvOpt,
+    BudgetOpt,
+    GraceOpt,
     MemoryOpt,
     ProcessesOpt,
     SandboxOpt,
@@ -137,13 +139,11 @@ def match_command(
         Path | None,
         typer.Option(help="Where to write the match log (a folder gets the default name).", show_default="./thirtyone-match-ID.jsonl"),
     ] = None,
-    budget_ms: Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms (1 to 3600000).")] = _DEFAULT_TC.budget_ms,
+    budget_ms: BudgetOpt = _DEFAULT_TC.budget_ms,
     bank_ms: Annotated[
         int, typer.Option("--bank-ms", help="Time bank per seat for the match, ms (0 to 3600000).")
     ] = _DEFAULT_TC.bank_ms,
-    grace_ms: Annotated[
-        int, typer.Option("--grace-ms", help="Allowance for transport delays, ms (0 to 3600000).")
-    ] = _DEFAULT_TC.grace_ms,
+    grace_ms: GraceOpt = _DEFAULT_TC.grace_ms,
     fault_policy: Annotated[str, typer.Option("--fault-policy", help="lenient or strict.")] = "lenient",
     max_strikes: Annotated[
         int, typer.Option("--max-strikes", help="Faults that forfeit a seat under lenient (1 to 1000).")

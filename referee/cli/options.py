@@ -80,6 +80,9 @@ SandboxOpt = Annotated[
         help="Run each bot in a bubblewrap sandbox: auto (where the machine can), on (or fail), off.",
     ),
 ]
+#: The clock of a match (``match``, ``check-bot``); tournaments store theirs in their settings.
+BudgetOpt = Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms (1 to 3600000).")]
+GraceOpt = Annotated[int, typer.Option("--grace-ms", help="Allowance for transport delays, ms (0 to 3600000).")]
 MemoryOpt = Annotated[int, typer.Option("--memory-mb", help="Memory a sandboxed bot may use, MiB (64 to 1048576).")]
 ProcessesOpt = Annotated[
     int, typer.Option("--max-processes", help="Processes and threads a sandboxed bot may run (8 to 100000).")
