@@ -568,9 +568,9 @@ class _Referee:
 
     def _late_message(self, latency_ns: int, bank_ns: int) -> str:
         tc = self.tc
-        bank = f"{bank_ns / 1e6:.0f} ms of time bank left" if bank_ns else "no time bank left"
+        bank = f"and the {bank_ns / 1e6:.0f} ms left in its time bank" if bank_ns else "with no time bank left"
         return (
-            f"answered after {latency_ns / 1e6:.0f} ms, past its {tc.budget_ms} ms budget with {bank}: "
+            f"answered after {latency_ns / 1e6:.0f} ms, past its {tc.budget_ms} ms budget {bank}: "
             f"the {tc.grace_ms} ms grace is for transport delay, not thinking"
         )
 
