@@ -19,9 +19,6 @@ from rich.text import Text
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.standings import FAULT_KINDS, Standings
 
-#: The fault kinds of the table's T/C/I/M/S column: late faults are in its "late" column.
-_TABLE_KINDS = tuple(k for k in FAULT_KINDS if k != "late")
-
 
 def standings_rows(st: Standings) -> list[dict[str, Any]]:
     """One plain dict per bot, in table order (for JSON and CSV)."""
@@ -111,8 +108,8 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     caption.append(
         "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
         + ("chips/m: mean net chips per match · " if st.pot else "lives/rd: lives lost per round · ")
-        + "T/C/I/M/S: timeouts/crashes/illegal/malformed/failed starts · "
-        + "late: answers past the budget and bank, inside the grace (a fault under the strict policy)"
+        + "T/C/I/M/S/L: timeouts/crashes/illegal/malformed/failed starts/late faults (strict) · "
+        + "late: answers past the budget and bank, inside the grace"
     )
     for b in st.bots:
         if b.disqualified is not None:
@@ -129,10 +126,10 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
         t.add_column("chips/m", justify="right")
     else:
         t.add_column("lives/rd", justify="right")
-    t.add_column("T/C/I/M/S", justify="right", no_wrap=True)
+    t.add_column("T/C/I/M/S/L", justify="right", no_wrap=True)
     t.add_column("late", justify="right")
     for rank, b in enumerate(st.bots, 1):
-        faults = "/".join(str(b.faults.get(k, 0)) for k in _TABLE_KINDS)
+        faults = "/".join(str(b.faults.get(k, 0)) for k in FAULT_KINDS)
         fault_style = "red" if any(b.faults.values()) else "dim"
         t.add_row(
             str(rank),
