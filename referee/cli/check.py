@@ -114,7 +114,7 @@ def check_bot_command(
 ) -> None:
     """Check that a bot keeps the contract, as the referee will start and call it.
 
-    In order: health SERVING for both service names; identity and protocol version; match
+    In order: the health service (SERVING, as the referee judges it); identity and protocol version; match
     start; one decision of each kind (turn start, discard after a stock draw, discard after
     taking the discard, the knock lap, an empty stock under the showdown rule, and the
     variants' decisions: the dealer's option, a call, the dummy, the widow), legal and within
