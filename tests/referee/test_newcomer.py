@@ -1,0 +1,150 @@
+"""What a new user trips over (issue 24): ``match --log``, the health check that ``match``,
+``check-bot`` and ``submit`` judge alike, the log line, and ``--help``. Real bot processes,
+real gRPC, real files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import referee.cli.commands  # noqa: F401  (registers the commands)
+from referee.bots import LocalLauncher
+from referee.bots.compliance import check_bot
+from referee.cli.app import app
+
+from .conftest import run
+from .test_check_bot import ROOMY_TC, noncompliant
+
+runner = CliRunner()
+#: One short round, so that each match here takes a moment.
+QUICK = ["greedy", "random", "--rule", "max_rounds=1", "--sandbox", "off"]
+
+
+def match(*args: str) -> object:
+    return runner.invoke(app, ["match", *QUICK, *args])
+
+
+# ---------------------------------------------------------------- 1. --log keeps every log
+
+
+def test_log_with_a_trailing_slash_is_a_new_folder_that_keeps_every_log(tmp_path: Path) -> None:
+    folder = tmp_path / "some" / "dir"
+    for seed in ("1", "2", "1"):  # the same seed twice: the same match id, a second name
+        result = match("--log", f"{folder}/", "--seed", seed)
+        assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    assert folder.is_dir()
+    logs = sorted(p.name for p in folder.iterdir())
+    assert len(logs) == 3 and all(n.startswith("thirtyone-match-") and n.endswith(".jsonl") for n in logs), logs
+    assert sum(n.endswith("-2.jsonl") for n in logs) == 1
+
+
+def test_log_naming_an_existing_folder_gets_the_default_name(tmp_path: Path) -> None:
+    for _ in range(2):
+        assert match("--log", str(tmp_path), "--seed", "5").exit_code == 0  # type: ignore[attr-defined]
+    assert len(list(tmp_path.glob("thirtyone-match-*.jsonl"))) == 2
+
+
+def test_an_existing_log_is_overwritten_only_with_force(tmp_path: Path) -> None:
+    log = tmp_path / "x.jsonl"
+    assert match("--log", str(log), "--seed", "1").exit_code == 0  # type: ignore[attr-defined]
+    first = log.read_bytes()
+    again = match("--log", str(log), "--seed", "2")
+    assert again.exit_code == 2  # type: ignore[attr-defined]
+    message = " ".join(again.stderr.split())  # type: ignore[attr-defined]
+    assert f"the match log {log} exists; give --force to overwrite it" in message
+    assert log.read_bytes() == first  # nothing lost
+    forced = match("--log", str(log), "--seed", "2", "--force")
+    assert forced.exit_code == 0, forced.output  # type: ignore[attr-defined]
+    assert log.read_bytes() != first
+    assert "--force" not in forced.stderr.split("play the same match again:")[1].split("\n")[0]  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- 5. the log line
+
+
+def test_a_match_whose_bot_cannot_start_prints_no_log_path(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("import sdk\nthis is not python\n")
+    result = runner.invoke(app, ["match", str(broken), "greedy", "--log", f"{tmp_path}/", "--sandbox", "off"])
+    assert result.exit_code == 1
+    assert "log:" not in result.stderr and "jsonl" not in result.stderr
+    assert list(tmp_path.glob("*.jsonl")) == []
+    played = match("--log", str(tmp_path / "m.jsonl"))
+    assert played.exit_code == 0
+    assert played.stderr.count(f"log: {tmp_path / 'm.jsonl'}") == 1  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- 2. health, judged alike
+
+
+def test_a_bot_with_only_the_default_health_name_is_accepted_everywhere(tmp_path: Path) -> None:
+    """C++'s ``EnableDefaultHealthCheckService(true)`` alone says SERVING for "" and knows
+    nothing of "thirtyone.v1.BotService" (NOT_FOUND): match plays it, so check-bot passes it."""
+    bot = noncompliant("empty_name")
+    played = runner.invoke(app, ["match", bot, "random", "--rule", "max_rounds=1", "--sandbox", "off",
+                                 "--log", str(tmp_path / "m.jsonl")])  # fmt: skip
+    assert played.exit_code == 0, played.output
+    report = run(check_bot(bot, time_control=ROOMY_TC, launcher=LocalLauncher()))
+    assert report.passed, [(r.key, r.status, r.reason) for r in report.results]
+    health = next(r for r in report.results if r.key == "health")
+    assert "service 'thirtyone.v1.BotService': NOT_FOUND" in health.reason
+
+
+def test_a_bot_that_says_not_serving_is_refused_everywhere(tmp_path: Path) -> None:
+    """NOT_SERVING for the BotService (a bot still loading) means not ready, to match and to
+    check-bot alike, with what the health service said."""
+    bot = noncompliant("half_health")
+    words = "service 'thirtyone.v1.BotService': NOT_SERVING"
+    played = runner.invoke(app, ["match", bot, "random", "--startup-timeout", "1.5", "--sandbox", "off",
+                                 "--log", str(tmp_path / "m.jsonl")])  # fmt: skip
+    assert played.exit_code == 1
+    assert words in " ".join(played.stderr.split())
+    report = run(check_bot(bot, time_control=ROOMY_TC, launcher=LocalLauncher(), startup_timeout_s=1.5))
+    assert not report.passed
+    health = next(r for r in report.results if r.key == "health")
+    assert health.status == "fail" and words in health.reason
+
+
+def test_submit_accepts_a_bot_with_only_the_default_health_name(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    new = runner.invoke(app, ["tournament", "new", str(folder), "--sandbox", "off", "--games", "1"])
+    assert new.exit_code == 0, new.output
+    bot = Path(__file__).resolve().parent / "bots" / "noncompliant.py"
+    # A Python file runs with the referee's interpreter; the mode comes from the environment.
+    source = bot.read_text().replace('p.add_argument("--mode", default="good")', 'p.add_argument("--mode", default="empty_name")')
+    mine = tmp_path / "cpp_like.py"
+    mine.write_text(source)
+    result = runner.invoke(app, ["submit", str(folder), str(mine)])
+    assert result.exit_code == 0, result.output
+
+
+# ---------------------------------------------------------------- 7. --help
+
+
+@pytest.mark.parametrize("command", [["serve"], ["check-bot"], ["match"], ["tournament", "run"], []])
+def test_help_shows_no_type_beside_a_flag(command: list[str]) -> None:
+    env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
+    text = subprocess.run(
+        [sys.executable, "-c", "from referee.cli import main; main()", *command, "--help"],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert "--help" in text
+    assert "<bool>" not in text
+
+
+def test_long_help_wraps_at_the_terminal_width() -> None:
+    env = {**os.environ, "COLUMNS": "80", "TERM": "dumb"}
+    text = subprocess.run(
+        [sys.executable, "-c", "from referee.cli import main; main()", "check-bot", "--help"],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    prose = text.split("╭")[0].splitlines()[4:]
+    lines = [line.strip() for line in prose if line.strip()]
+    # Wrapped by the terminal, each line of a paragraph but its last is nearly full.
+    assert len(lines) >= 3
+    assert all(len(line) > 60 for line in lines[:-1]), lines
