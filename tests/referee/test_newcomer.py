@@ -148,3 +148,49 @@ def test_long_help_wraps_at_the_terminal_width() -> None:
     # Wrapped by the terminal, each line of a paragraph but its last is nearly full.
     assert len(lines) >= 3
     assert all(len(line) > 60 for line in lines[:-1]), lines
+
+
+# ---------------------------------------------------------------- 6. a bot file that does not parse
+
+
+def test_bot_test_of_a_syntax_error_shows_the_message_and_the_line(tmp_path: Path) -> None:
+    bot = tmp_path / "syntax_error.py"
+    bot.write_text("import sdk\n\n\nclass B(sdk.Bot):\n    def act(self, view)\n        return sdk.PASS\n")
+    result = runner.invoke(app, ["bot", "test", str(bot)])
+    assert result.exit_code == 1
+    text = result.stderr
+    assert "Traceback" not in text and "importlib" not in text, text
+    assert "    def act(self, view)" in text
+    assert f"{bot}, line 5: SyntaxError: expected ':'" in " ".join(text.split())
+    assert len(text.strip().splitlines()) <= 6, text
+
+
+def test_bot_test_of_an_import_error_shows_only_the_bots_frames(tmp_path: Path) -> None:
+    bot = tmp_path / "zero_bot.py"
+    bot.write_text("import sdk\n\nx = 1 / 0\n")
+    result = runner.invoke(app, ["bot", "test", str(bot)])
+    assert result.exit_code == 1
+    assert "x = 1 / 0" in result.stderr and "ZeroDivisionError" in result.stderr
+    assert "importlib" not in result.stderr and "referee/cli" not in result.stderr, result.stderr
+
+
+# ---------------------------------------------------------------- 10. did you mean
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["--preset", "pagta"], "unknown preset 'pagta' (did you mean 'pagat'?); presets are:"),
+        (["--rule", "empty_stok=pass"], "unknown rule option 'empty_stok' (did you mean 'empty_stock'?)"),
+        (["--rule", "draw=widw"], "rule option 'draw' got 'widw' (did you mean 'widow'?)"),
+    ],
+)
+def test_a_typo_in_the_rules_suggests_the_nearest_name(args: list[str], hint: str) -> None:
+    result = runner.invoke(app, ["match", "greedy", "random", *args])
+    assert result.exit_code == 2
+    assert hint in " ".join(result.stderr.split())
+
+
+def test_a_name_far_from_any_gets_no_guess() -> None:
+    result = runner.invoke(app, ["match", "greedy", "random", "--preset", "zzzzzz"])
+    assert result.exit_code == 2 and "did you mean" not in result.stderr
