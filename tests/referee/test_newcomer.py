@@ -194,3 +194,28 @@ def test_a_typo_in_the_rules_suggests_the_nearest_name(args: list[str], hint: st
 def test_a_name_far_from_any_gets_no_guess() -> None:
     result = runner.invoke(app, ["match", "greedy", "random", "--preset", "zzzzzz"])
     assert result.exit_code == 2 and "did you mean" not in result.stderr
+
+
+# ---------------------------------------------------------------- 8. one spelling everywhere
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_readme_and_the_proto_name_every_preset() -> None:
+    from referee.game.rules import PRESETS
+
+    options = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| `--preset P`"))
+    proto = (ROOT / "proto" / "thirtyone" / "v1" / "game.proto").read_text()
+    comment = proto[proto.index("message Rules {") : proto.index("string preset = 1;")]
+    for name in PRESETS:
+        assert f"`{name}`" in options, (name, options)
+        assert f'"{name}"' in comment, name
+
+
+def test_the_cli_names_a_tournaments_matches_by_their_key(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "my_bot+random_d000_r1.jsonl").write_text("")
+    result = runner.invoke(app, ["replay", str(tmp_path)])
+    assert result.exit_code == 2
+    text = " ".join(result.stderr.split())
+    assert "e.g. my_bot+random/d000/r1" in text, text
