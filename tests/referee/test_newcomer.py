@@ -219,3 +219,11 @@ def test_the_cli_names_a_tournaments_matches_by_their_key(tmp_path: Path) -> Non
     assert result.exit_code == 2
     text = " ".join(result.stderr.split())
     assert "e.g. my_bot+random/d000/r1" in text, text
+
+
+def test_the_docs_say_exactly_what_a_bot_serves() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    proto = " ".join((ROOT / "proto" / "thirtyone" / "v1" / "bot.proto").read_text().replace("//", " ").split())
+    for text in (readme, proto):
+        assert 'SetServingStatus("thirtyone.v1.BotService", true)' in text
+        assert "SERVING or NOT_FOUND" in text or "SERVING` too or is unknown to the health service (`NOT_FOUND`)" in text
