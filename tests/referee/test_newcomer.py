@@ -227,3 +227,26 @@ def test_the_docs_say_exactly_what_a_bot_serves() -> None:
     for text in (readme, proto):
         assert 'SetServingStatus("thirtyone.v1.BotService", true)' in text
         assert "SERVING or NOT_FOUND" in text or "SERVING` too or is unknown to the health service (`NOT_FOUND`)" in text
+
+
+# ---------------------------------------------------------------- 11. check-bot and the variants
+
+STANDARD_ONLY = Path(__file__).resolve().parent / "bots" / "standard_only.py"
+
+
+def test_check_bot_says_which_rules_a_standard_bot_keeps_and_exits_0() -> None:
+    import json
+
+    result = runner.invoke(app, ["check-bot", str(STANDARD_ONLY), "--sandbox", "off", "--json", "--budget-ms", "500"])
+    data = json.loads(result.stdout)
+    assert data["passed"] is False  # the widow and the dealer's option are asked, and failed
+    kept = data["rules_kept"]
+    assert kept["standard"] and kept["pagat"] and kept["pot"]
+    assert not kept["widow"] and not kept["bicycle"] and not kept["dealer_option"]
+    assert result.exit_code == 0 and data["exit_code"] == 0
+    # The table says so, and --all asks for every preset and variant.
+    text = runner.invoke(app, ["check-bot", str(STANDARD_ONLY), "--sandbox", "off", "--budget-ms", "500", "--all"])
+    assert text.exit_code == 1
+    flat = " ".join(text.stdout.split())
+    assert "keeps the contract of: standard, pagat, family, cadillac, under_the_gun, dummy, pot" in flat
+    assert "not of: bicycle (decision: the widow, after a knock); dealer_option (decision: the dealer's option)" in flat
