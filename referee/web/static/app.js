@@ -150,12 +150,24 @@
     var r = parseHash();
     state.route = r;
     document.querySelectorAll("#nav a").forEach(function (a) { a.classList.toggle("active", a.id === "nav-" + r.page); });
+    if (MODE === "single" && r.page !== "replay") {
+      // One match and nothing else: "#step=N" names a moment of it (a link to share); any
+      // other fragment says it is unknown and shows the replay from its start.
+      var m = /^step=(\d+)$/.exec(r.parts[0]);
+      return showReplay(DATA.match, "omni", m ? Math.max(0, parseInt(m[1], 10) - 1) : 0, m ? null : r.parts[0]);
+    }
     if (r.page === "matches") return showMatches(r.query);
     if (r.page === "replay") {
       var id = r.parts[1] || (DATA && DATA.match);
       return showReplay(id, r.parts[2] || "omni", parseInt(r.parts[3] || "0", 10) || 0);
     }
+    if (r.page !== "standings") return unknownPage(r.parts[0]);
     return showStandings();
+  }
+
+  function unknownPage(name) {
+    setChildren(app, el("p", { cls: "bad", id: "error" }, "There is no page '" + name + "' here. "),
+      el("p", null, el("a", { href: "#/standings" }, "the standings"), " · ", el("a", { href: "#/matches" }, "the matches")));
   }
 
   function fail(e) {
@@ -386,13 +398,17 @@
     return seat === null || seat === undefined ? "?" : "#" + seat + " " + (l[seat] || "");
   }
 
-  function showReplay(id, view, step) {
+  function showReplay(id, view, step, unknown) {
     if (!id) return fail(new Error("no match named"));
     var cached = state.replay && state.replay.id === id && state.replay.view === view;
     var go = cached ? Promise.resolve(state.replay.data) : api.replay(id, view);
     return go.then(function (data) {
       state.replay = { id: id, view: view, data: data, step: Math.min(Math.max(0, step), Math.max(0, data.steps.length - 1)) };
       renderReplay();
+      if (unknown) {
+        app.insertBefore(el("p", { cls: "bad", id: "unknown-route" }, "There is no page '" + unknown +
+          "' in this replay: here it is from its start (#step=N opens step N)."), app.firstChild);
+      }
     }).catch(fail);
   }
 
