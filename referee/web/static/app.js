@@ -192,6 +192,11 @@
     } else {
       head.push(el("p", { id: "progress" }, st.matches + " matches."));
     }
+    if (st.rules) {
+      var set = st.settings || {};
+      head.push(el("p", { id: "rules" }, "Rules: " + st.rules + (set.table_size ? " · " + set.table_size + " seats a table" : "") +
+        (set.games ? " · " + set.games + " deals a table" : "")));
+    }
     if (st.unsandboxed) head.push(el("p", { cls: "bad" }, "The bots ran unsandboxed (sandbox = off)."));
     Object.keys(st.disqualified || {}).forEach(function (b) { head.push(el("p", { cls: "bad" }, "Disqualified " + b + ": " + st.disqualified[b])); });
     if (st.settings) {
@@ -262,10 +267,17 @@
     names.forEach(function (n) {
       var pts = bots[n] || [];
       if (!pts.length) return;
-      var up = pts.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] + p[2]).toFixed(1); });
-      var down = pts.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] - p[2]).toFixed(1); });
+      // A rating holds until the bot's next match, so it is drawn as steps: a slope from the
+      // prior at match 0 to the bot's first match would read as a trend it never had.
+      var held = [];
+      pts.forEach(function (p, i) {
+        if (i > 0) held.push([p[0], pts[i - 1][1], pts[i - 1][2]]);
+        held.push(p);
+      });
+      var up = held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] + p[2]).toFixed(1); });
+      var down = held.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] - p[2]).toFixed(1); });
       s.appendChild(svg("polygon", { points: up.concat(down).join(" "), fill: colors[n], "fill-opacity": "0.13", stroke: "none" }));
-      s.appendChild(svg("polyline", { points: pts.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1); }).join(" "),
+      s.appendChild(svg("polyline", { points: held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1); }).join(" "),
         fill: "none", stroke: colors[n], "stroke-width": "2", "data-bot": n }));
     });
     add(box, [el("div", null, el("strong", null, "Rating μ with its ±σ band"),
