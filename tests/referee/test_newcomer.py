@@ -250,3 +250,19 @@ def test_check_bot_says_which_rules_a_standard_bot_keeps_and_exits_0() -> None:
     flat = " ".join(text.stdout.split())
     assert "keeps the contract of: standard, pagat, family, cadillac, under_the_gun, dummy, pot" in flat
     assert "not of: bicycle (decision: the widow, after a knock); dealer_option (decision: the dealer's option)" in flat
+
+
+# ---------------------------------------------------------------- 3. compiled languages
+
+
+def test_the_docs_take_a_compiled_bot_from_the_protos_to_a_submission() -> None:
+    """No C++ toolchain with gRPC here to build one, so the words: the protoc line with
+    grpc_cpp_plugin, pkg-config and CMake, SIGTERM, and whether a binary needs --dir."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### Other languages and generated code") : text.index("### What the referee expects of a bot")]
+    flat = " ".join(section.split())
+    assert "--grpc_out=gen --plugin=protoc-gen-grpc=" in flat and "grpc_cpp_plugin" in flat
+    assert "pkg-config --cflags --libs grpc++ protobuf" in flat
+    assert "target_link_libraries(my_bot gRPC::grpc++ protobuf::libprotobuf)" in flat
+    assert "SIGTERM in a compiled language" in flat and "death by SIGTERM" in flat
+    assert "copies that one file into the tournament" in flat and "--dir build/" in flat

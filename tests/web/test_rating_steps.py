@@ -4,6 +4,7 @@ rules. In a real headless Chromium over a real tournament."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from tests.web.conftest import Played
@@ -18,7 +19,7 @@ def test_the_rating_chart_holds_each_rating_until_the_next_match(page: Any, serv
     for bot, points in lines:
         xy = [tuple(map(float, p.split(","))) for p in points.split()]
         # Each segment is flat (the rating held) or upright (a match changed it), never a slope.
-        for (x0, y0), (x1, y1) in zip(xy, xy[1:], strict=False):
+        for (x0, y0), (x1, y1) in itertools.pairwise(xy):
             assert x0 == x1 or y0 == y1, (bot, (x0, y0), (x1, y1))
     assert pg.inner_text("#rules").startswith("Rules: " + played.standings["rules"])
     assert "standard" in played.standings["rules"]
