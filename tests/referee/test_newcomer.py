@@ -143,11 +143,12 @@ def test_long_help_wraps_at_the_terminal_width() -> None:
         [sys.executable, "-c", "from referee.cli import main; main()", "check-bot", "--help"],
         capture_output=True, text=True, env=env, timeout=60, check=True,
     ).stdout  # fmt: skip
-    prose = text.split("╭")[0].splitlines()[4:]
-    lines = [line.strip() for line in prose if line.strip()]
+    prose = "\n".join(line.strip() for line in text.split("╭")[0].splitlines()[3:])
+    paragraphs = [p.splitlines() for p in prose.strip().split("\n\n")]
+    assert len(paragraphs) >= 3 and max(len(p) for p in paragraphs) >= 3, paragraphs
     # Wrapped by the terminal, each line of a paragraph but its last is nearly full.
-    assert len(lines) >= 3
-    assert all(len(line) > 60 for line in lines[:-1]), lines
+    for lines in paragraphs:
+        assert all(len(line) > 60 for line in lines[:-1]), lines
 
 
 # ---------------------------------------------------------------- 6. a bot file that does not parse
