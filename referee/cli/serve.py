@@ -13,6 +13,8 @@ from rich.markup import escape
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.standings_view import standings_json
+from referee.text import plural
+from referee.tournament.schedule import HELD_BACK
 from referee.tournament.store import StoreError
 from referee.web.data import Source
 from referee.web.server import ViewerServer, export_site
@@ -56,7 +58,12 @@ def serve_command(
             n = export_site(source, export, on_match=progress)
         except (StoreError, OSError) as e:
             fail(f"cannot export to {export}: {e}")
-        out.print(f"exported {n} matches to {escape(str(export))}; open {escape(str((export / 'index.html').resolve()))}", highlight=False)
+        held = sum(1 for m in source.all_matches() if m["held_back"])
+        note = f" ({plural(held, 'replay')} {HELD_BACK}: left out)" if held else ""
+        out.print(
+            f"exported {plural(n, 'match', 'matches')} to {escape(str(export))}{note}; open {escape(str((export / 'index.html').resolve()))}",
+            highlight=False,
+        )
         return
     try:
         server = ViewerServer(source, host, port, verbose=verbose)
