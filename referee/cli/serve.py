@@ -42,8 +42,11 @@ def serve_command(
     """Look at a tournament in a browser: standings, rating progress, the matches, and a replay viewer."""
     try:
         source = Source(folder, standings_json)
+        skipped = source.skipped()
     except StoreError as e:
         fail(str(e))
+    for s in skipped:
+        err.print(f"[yellow]not shown:[/] {escape(s['file'])}: {escape(s['reason'])}", highlight=False, soft_wrap=True)
     if export is not None:
         if export.exists() and not export.is_dir():
             fail(f"--export {export}: exists and is not a folder")

@@ -25,6 +25,7 @@ from referee.faults import LogError
 from referee.log import read_log
 from referee.replay.model import build_replay
 from referee.replay.verify import has_results, log_files, stored_result_of
+from referee.text import printable
 from referee.tournament.schedule import HELD_BACK, DealProgress
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.standings import (
@@ -158,6 +159,7 @@ class Source:
         self._cache: tuple[Any, dict[str, Any]] | None = None
         self._logs: dict[str, Path] = {}
         self._loose: tuple[Any, list[MatchRow]] | None = None
+        self._skipped: list[dict[str, str]] = []
         self._idx: _Index | None = None
         self._deals: tuple[Any, DealProgress] | None = None
         self._computing: threading.Thread | None = None
@@ -215,19 +217,33 @@ class Source:
         if self._loose is not None and self._loose[0] == sig:
             return self._loose[1]
         rows = []
+        skipped: list[dict[str, str]] = []
         for p in log_files(self.folder):
+            # A log that cannot be read, is cut short or diverges has no result to show: it is
+            # left out, with its reason, and the others are shown.
             try:
                 log = read_log(p)
-            except LogError:
+                result = stored_result_of(log)
+            except LogError as e:
+                skipped.append({"file": p.name, "reason": printable(str(e))})
                 continue
-            result = stored_result_of(log)
             if result is None:
+                why = "it has no footer (the match was not played to its end)" if log.footer is None else "it diverges from the game model"
+                skipped.append({"file": p.name, "reason": why})
                 continue
             names = tuple(s.label or s.identity.name for s in log.header.seats)
             when = datetime.fromtimestamp(p.stat().st_mtime, UTC).isoformat(timespec="seconds")
             rows.append(MatchRow(p.stem, "", 0, 0, log.header.seed, names, result, str(p.relative_to(self.folder)), when, 0.0))
         self._loose = (sig, rows)
+        self._skipped = skipped
         return rows
+
+    def skipped(self) -> list[dict[str, str]]:
+        """The logs of a folder of loose logs that are not shown: ``file`` and ``reason``."""
+        if self.tournament:
+            return []
+        self._loose_rows()
+        return list(self._skipped)
 
     # ------------------------------------------------------------ standings and history
 
@@ -263,7 +279,7 @@ class Source:
         started = time.monotonic()
         try:
             data = self._standings_now()
-        except (StoreError, sqlite3.Error) as e:
+        except (StoreError, LogError, sqlite3.Error) as e:
             with self._lock:
                 self._error = str(e)
                 self._computing = None
@@ -293,6 +309,7 @@ class Source:
         data["seed_text"] = str(shown["seed"]) if shown.get("seed") is not None else None
         data["history"] = history_json(history)
         data["source"] = {"folder": self.folder.name, "kind": "tournament" if self.tournament else "logs"}
+        data["skipped"] = self.skipped()
         return data
 
     # ------------------------------------------------------------ the match list
@@ -363,6 +380,7 @@ class Source:
             "bot": q.bot,
             "rows": [_row_json(r, not deals.replay_public(r.seed)) for r in rows],
             "bots": idx.bots,
+            "skipped": self.skipped(),
         }
 
     def all_matches(self) -> list[dict[str, Any]]:

@@ -110,7 +110,10 @@ class _Handler(BaseHTTPRequestHandler):
         except HeldBack as e:
             # Not an error of the request: the replay exists and will be shown later.
             self._error(HTTPStatus.FORBIDDEN, str(e), held_back=True)
-        except (StoreError, LogError) as e:
+        except LogError as e:
+            # The log is at fault, not the server: the message names its line.
+            self._error(HTTPStatus.UNPROCESSABLE_ENTITY, str(e))
+        except StoreError as e:
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass

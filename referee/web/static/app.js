@@ -395,7 +395,11 @@
       el("button", { id: "prev-page", disabled: res.page <= 1 ? "disabled" : null, onclick: function () { location.hash = matchHash(Object.assign({}, q, { page: res.page - 1 })); } }, "◀ previous"),
       el("span", { id: "page-info" }, "page " + res.page + " of " + res.pages + " · " + res.total + " matches"),
       el("button", { id: "next-page", disabled: res.page >= res.pages ? "disabled" : null, onclick: function () { location.hash = matchHash(Object.assign({}, q, { page: res.page + 1 })); } }, "next ▶"));
-    setChildren(app, el("h2", null, "Matches"), el("div", { cls: "controls" }, el("label", null, "bot ", filter)), t, nav);
+    // Logs of a folder that have no result to show (unreadable, cut short, diverging), with why.
+    var skipped = res.skipped || (DATA && DATA.standings && DATA.standings.skipped) || [];
+    var notes = skipped.length ? el("div", { id: "skipped" }, el("p", { cls: "warn" }, skipped.length + " log" + (skipped.length > 1 ? "s" : "") + " not shown:"),
+      el("ul", null, skipped.map(function (x) { return el("li", { "data-file": x.file }, x.file + ": " + x.reason); }))) : null;
+    setChildren(app, el("h2", null, "Matches"), el("div", { cls: "controls" }, el("label", null, "bot ", filter)), t, nav, notes);
   }
 
   // ------------------------------------------------------------ the replay viewer
