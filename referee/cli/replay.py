@@ -32,7 +32,7 @@ from referee.replay.verify import (
     verify_log,
     verify_results,
 )
-from referee.text import plural
+from referee.text import plural, printable
 from referee.tournament.store import StoreError
 
 #: The width of a replay written to a pipe or a file.
@@ -199,9 +199,10 @@ def _show_bot_output(path: Path, seat: int) -> None:
     except OSError as e:
         _fail(f"cannot read {files[0]}: {e.strerror or e}")
     label = log.header.seats[seat].label if seat < len(log.header.seats) else ""
-    err.print(f"output of seat {seat} ({label}) in {path.stem}: {len(text)} characters", markup=False, highlight=False)
-    # The bot's own text: printed as it is, never as markup.
-    sys.stdout.write(text)
+    err.print(f"output of seat {printable(f'{seat} ({label}) in {path.stem}')}: {len(text)} characters", markup=False, highlight=False)
+    # The bot's own text: never markup, and its lines as they are but no terminal escape
+    # (the file itself keeps every byte).
+    sys.stdout.write(printable(text, keep="\n\t"))
     if text and not text.endswith("\n"):
         sys.stdout.write("\n")
 
@@ -232,7 +233,7 @@ def _verify_one(path: Path) -> None:
 
 
 def _verdict_line(v: Verification) -> Text:
-    t = Text.assemble((v.verdict.value, _VERDICT_STYLE[v.verdict]), " ", str(v.path))
+    t = Text.assemble((v.verdict.value, _VERDICT_STYLE[v.verdict]), " ", printable(str(v.path)))
     t.append(f": {v.detail}")
     return t
 
@@ -249,7 +250,7 @@ def _verify_many(folder: Path) -> None:
     table.add_column("verdict")
     table.add_column("detail", overflow="fold")
     for v in results:
-        table.add_row(Text(v.path.name), Text(v.verdict.value, style=_VERDICT_STYLE[v.verdict]), Text(v.detail))
+        table.add_row(Text(printable(v.path.name)), Text(v.verdict.value, style=_VERDICT_STYLE[v.verdict]), Text(v.detail))
     out.print(table)
     counts = {verdict: sum(1 for r in results if r.verdict is verdict) for verdict in Verdict}
     summary = ", ".join(f"{counts[verdict]} {verdict.value}" for verdict in Verdict)
@@ -268,7 +269,7 @@ def _verify_many(folder: Path) -> None:
             t.add_column("field")
             t.add_column("detail", overflow="fold")
             for d in check.divergences:
-                t.add_row(Text(d.match), Text(d.field, style="bold red"), Text(d.detail))
+                t.add_row(Text(printable(d.match)), Text(printable(d.field), style="bold red"), Text(d.detail))
             out.print(t)
             code = EXIT_CODES[Verdict.DIVERGED]
         if check.divergences:
