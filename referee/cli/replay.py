@@ -16,6 +16,7 @@ from rich.text import Text
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.faults import LogError
+from referee.game.errors import shown
 from referee.log import read_log
 from referee.replay.model import DealStep, build_replay
 from referee.replay.render import Section, render
@@ -131,7 +132,7 @@ def replay_command(
     except LogError as e:
         _fail(str(e))
     if seat is not None and not 0 <= seat < log.header.players:
-        _fail(f"--seat {seat}: the match has seats 0 to {log.header.players - 1}")
+        _fail(f"--seat {shown(seat)}: the match has seats 0 to {log.header.players - 1}")
     try:
         replay = build_replay(log, seat)
     except LogError as e:
@@ -142,7 +143,7 @@ def replay_command(
             have = "no round" if not rounds else "round 1" if max(rounds) == 1 else f"rounds 1 to {max(rounds)}"
             who = f"seat {seat} saw" if seat is not None else "the log has"
             stop = f" (the replay stops at a divergence: {replay.divergence})" if replay.divergence else ""
-            _fail(f"--round {round_no}: {who} {have}{stop}")
+            _fail(f"--round {shown(round_no)}: {who} {have}{stop}")
     # A replay is lines of cards and prose with rules across the page, not tables: on a pipe it
     # keeps 80 columns rather than the consoles' wide tables.
     console = out if out.is_terminal or "COLUMNS" in os.environ else Console(width=REPLAY_PIPE_WIDTH)
@@ -189,7 +190,7 @@ def _show_bot_output(path: Path, seat: int) -> None:
     except LogError as e:
         _fail(str(e))
     if not 0 <= seat < log.header.players:
-        _fail(f"--bot-output {seat}: the match has seats 0 to {log.header.players - 1}")
+        _fail(f"--bot-output {shown(seat)}: the match has seats 0 to {log.header.players - 1}")
     folder = path.resolve().parent.parent / "output" / path.stem
     files = sorted(folder.glob(f"seat{seat}-*.txt")) if path.resolve().parent.name == "logs" else []
     if not files:

@@ -12,7 +12,9 @@ from rich.markup import escape
 
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
+from referee.cli.options import check_numbers
 from referee.cli.standings_view import standings_json
+from referee.game.errors import shown
 from referee.text import plural
 from referee.tournament.schedule import HELD_BACK
 from referee.tournament.store import StoreError
@@ -40,6 +42,7 @@ def serve_command(
     verbose: Annotated[bool, typer.Option("--verbose", help="Print a line per request.")] = False,
 ) -> None:
     """Look at a tournament in a browser: standings, rating progress, the matches, and a replay viewer."""
+    check_numbers({"--port": port})
     try:
         source = Source(folder, standings_json)
         skipped = source.skipped()
@@ -71,7 +74,7 @@ def serve_command(
     try:
         server = ViewerServer(source, host, port, verbose=verbose)
     except OSError as e:
-        fail(f"cannot listen on {host}:{port}: {e.strerror or e}" + (" (try --port 0 for any free port)" if e.errno == 98 else ""))
+        fail(f"cannot listen on {shown(host)}:{shown(port)}: {e.strerror or e}" + (" (try --port 0 for any free port)" if e.errno == 98 else ""))
     out.print(f"serving {escape(str(folder))} at [bold]{server.url}[/] (Ctrl-C stops)", highlight=False)
     if not no_open:
         webbrowser.open(server.url)
