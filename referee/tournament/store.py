@@ -129,7 +129,7 @@ class _Guarded:
             raise  # a constraint: callers turn it into their own message
         except sqlite3.DatabaseError as e:
             if _is_read_only(e):
-                raise StoreError(read_only_message(self._db, "its file cannot be written")) from None
+                raise StoreError(read_only_message(self._db, f"SQLite: {e}")) from None
             raise StoreError(f"{self._db}: database error ({e}); the database was left as it is") from None
 
     def execute(self, sql: str, params: Any = ()) -> _Cursor:
@@ -283,7 +283,7 @@ class TournamentStore:
         except sqlite3.DatabaseError as e:
             _close(conn, db, made_wal)
             if _is_read_only(e):
-                raise StoreError(read_only_message(db, "its file cannot be written")) from None
+                raise StoreError(read_only_message(db, f"SQLite: {e}")) from None
             raise StoreError(f"{db} is not a readable tournament database ({e}); it was left as it is") from None
         except BaseException:
             # Not left open for the garbage collector: a long-lived caller would keep the file.
