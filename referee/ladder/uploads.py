@@ -58,8 +58,9 @@ class _Entry:
     executable: bool
 
 
-def _mib(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB"
+def human_size(n: int) -> str:
+    """A size for people: KiB under one MiB (a limit of 64 KiB reads as such)."""
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.0f} KiB"
 
 
 def _safe_path(name: str) -> PurePosixPath:
@@ -128,7 +129,7 @@ def extract(filename: str, data: bytes, dest: Path, settings: ArenaSettings) -> 
     summed before any content is read, so a bomb is refused before it is inflated.
     """
     if len(data) > settings.max_archive_bytes:
-        raise TooLarge(f"the archive is {_mib(len(data))}; an upload may be at most {_mib(settings.max_archive_bytes)}")
+        raise TooLarge(f"the archive is {human_size(len(data))}; an upload may be at most {human_size(settings.max_archive_bytes)}")
     lower = filename.lower()
     entries: Iterator[tuple[_Entry, object, object]]
     if lower.endswith(".zip"):
@@ -146,7 +147,7 @@ def extract(filename: str, data: bytes, dest: Path, settings: ArenaSettings) -> 
             raise BadUpload(f"the archive holds more than {settings.max_files} entries; a bot's folder may hold at most {settings.max_files}")
         total += entry.size
         if total > settings.max_unpacked_bytes:
-            raise TooLarge(f"the archive unpacks to more than {_mib(settings.max_unpacked_bytes)}, the most a bot's folder may hold")
+            raise TooLarge(f"the archive unpacks to more than {human_size(settings.max_unpacked_bytes)}, the most a bot's folder may hold")
         if total > settings.max_ratio * max(len(data), 1):
             raise BadUpload(
                 f"the archive unpacks to over {settings.max_ratio} times its size (a zip bomb?); "
@@ -291,7 +292,7 @@ def accept_upload(store: ArenaStore, user: User, filename: str, data: bytes, *, 
         unpacked = staging / "files"
         if filename.lower().endswith(".py"):
             if len(data) > settings.max_archive_bytes:
-                raise TooLarge(f"the file is {_mib(len(data))}; an upload may be at most {_mib(settings.max_archive_bytes)}")
+                raise TooLarge(f"the file is {human_size(len(data))}; an upload may be at most {human_size(settings.max_archive_bytes)}")
             check_name(filename.removesuffix(".py"), "file name")
             unpacked.mkdir(mode=0o700)
             (unpacked / filename).write_bytes(data)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 from referee import __version__
 from referee.ladder.accounts import FailureLimiter
@@ -28,6 +29,8 @@ from referee.ladder.store import ArenaStore
 from referee.service import errors
 from referee.service.routers import accounts, admin, bots, ladder, matches
 
+#: The API's routers, one per area.
+ROUTERS = (accounts.router, bots.router, ladder.router, matches.router, admin.router)
 #: Seconds the ladder gets to stop after SIGTERM before it is killed.
 LADDER_STOP_S = 10.0
 
@@ -91,6 +94,11 @@ class LadderProcess:
             p.wait()
 
 
+def api_routes() -> list[APIRoute]:
+    """Every route of the API, with its full path (a test walks them all)."""
+    return [r for router in ROUTERS for r in router.routes if isinstance(r, APIRoute)]
+
+
 def create_app(config: ServiceConfig) -> FastAPI:
     """The arena's app over ``config.folder`` (see the module doc)."""
     folder = config.folder.resolve()
@@ -117,9 +125,9 @@ def create_app(config: ServiceConfig) -> FastAPI:
     )
     app.state.folder = folder
     app.state.settings = settings
-    app.state.limiter = FailureLimiter()
+    app.state.limiter = FailureLimiter(settings.failed_logins_per_minute, 60.0)
     app.state.ladder = ladder_proc
     errors.install(app)
-    for r in (accounts.router, bots.router, ladder.router, matches.router, admin.router):
+    for r in ROUTERS:
         app.include_router(r)
     return app

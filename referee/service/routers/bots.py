@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 
 from referee.ladder.errors import ArenaError, BadUpload, NotFound, TooLarge
-from referee.ladder.uploads import accept_upload
+from referee.ladder.uploads import accept_upload, human_size
 from referee.service.deps import OwnedVersion, SignedIn, Store, public
 from referee.service.views import version_private, version_public
 
@@ -18,12 +18,12 @@ async def _read_capped(request: Request, limit: int) -> bytes:
     """The request body, refused with 413 as soon as it passes ``limit`` bytes."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise TooLarge(f"the upload is {int(declared) / 2**20:.1f} MiB; an upload may be at most {limit / 2**20:.1f} MiB")
+        raise TooLarge(f"the upload is {human_size(int(declared))}; an upload may be at most {human_size(limit)}")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise TooLarge(f"the upload is over {limit / 2**20:.1f} MiB, the most an upload may be")
+            raise TooLarge(f"the upload is over {human_size(limit)}; an upload may be at most {human_size(limit)}")
         chunks.append(chunk)
     return b"".join(chunks)
 
