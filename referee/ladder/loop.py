@@ -299,7 +299,10 @@ class Ladder:
                 if v is None:
                     self.stopping.wait(IDLE_S)
                     continue
-                status, reason, identity = self.validate_version(v)
+                try:
+                    status, reason, identity = self.validate_version(v)
+                except Exception as e:  # the arena's own failure: said, never left 'validating'
+                    status, reason, identity = "rejected", f"the arena could not validate it ({type(e).__name__}: {e}); upload it again", None
                 store.set_status(v.id, status, reason, identity=identity)
                 _say(f"version {v.label} (#{v.id}): {status}" + (f": {reason.splitlines()[0]}" if reason else ""))
         finally:
@@ -326,7 +329,7 @@ class Ladder:
         try:
             while not self.stopping.is_set():
                 n = store.counts().get("done", 0)
-                if n != done:
+                if n and n != done:
                     ratings.refit_store(store)
                     done = n
                 self.stopping.wait(self.settings.refit_every_s)

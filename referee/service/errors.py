@@ -7,16 +7,12 @@ internals (the stack trace goes to the server's log, never into a response).
 
 from __future__ import annotations
 
-import logging
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from referee.ladder.errors import ArenaError
-
-log = logging.getLogger("referee.service")
 
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -46,5 +42,5 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, e: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        # The server logs the traceback (Starlette re-raises it to uvicorn after this answer).
         return error_response(500, "internal", "the arena hit an internal error; the operator's log has the details")

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
-from referee.ladder.store import ArenaStore, LadderMatch, Official, Version
+from referee.ladder.fairness import deal_seed
+from referee.ladder.store import ArenaStore, LadderMatch, Official, Version, read_secret
+
+
+@functools.cache
+def _secret(folder: Path) -> bytes:
+    # Read once per arena: it never changes, and a list of matches would read it per row.
+    return read_secret(folder)
 
 
 def version_public(v: Version) -> dict[str, Any]:
@@ -67,9 +76,6 @@ def match_view(store: ArenaStore, m: LadderMatch, labels: dict[int, Version] | N
     if m.result is not None:
         out.update(placings=m.result["placings"], winner=m.result["winner"], reason=m.result["reason"], rounds=m.result["rounds"])
     if m.deal_done and m.status == "done":
-        from referee.ladder.fairness import deal_seed
-        from referee.ladder.store import read_secret
-
-        out["seed"] = str(deal_seed(read_secret(store.folder), m.table_id))
+        out["seed"] = str(deal_seed(_secret(store.folder), m.table_id))
         out["log"] = f"/api/v1/matches/{m.key}/log"
     return out
