@@ -23,15 +23,17 @@ SECRET_LINE = "alice-bot-says-hello-on-stderr"
 
 
 def _alice_bot(where: Path) -> Path:
-    """The greedy sample as one uploaded file that also writes a line to stderr."""
+    """The greedy sample as one uploaded file whose every decision also writes a line to stderr
+    (a match keeps what its bots write while it is played)."""
     path = where / "greedy.py"
     src = (SAMPLES / "greedy.py").read_text()
-    # After the module docstring's "from __future__" line, which must stay first.
     src = src.replace(
-        "from __future__ import annotations\n",
-        f"from __future__ import annotations\n\nimport sys\n\nprint({SECRET_LINE!r}, file=sys.stderr, flush=True)\n",
+        "    def act(self, view: sdk.View) -> sdk.Action:\n",
+        "    def act(self, view: sdk.View) -> sdk.Action:\n"
+        f"        import sys\n\n        print({SECRET_LINE!r}, file=sys.stderr, flush=True)\n",
         1,
     )
+    assert SECRET_LINE in src
     path.write_text(src)
     return path
 
