@@ -183,7 +183,7 @@ class Ladder:
     def _has_work(self, store: ArenaStore) -> bool:
         if store.pending_matches():
             return True
-        return not store.paused and len(store.versions(status=("active",))) >= self.settings.play.table_size
+        return not store.paused and len(store.candidates()) >= self.settings.play.table_size
 
     def _play(self, store: ArenaStore) -> None:
         self._sent.clear()
@@ -218,8 +218,7 @@ class Ladder:
             else:
                 if store.paused:
                     return
-                active = store.versions(status=("active",))
-                cands = [Candidate(v.id, v.mu, v.sigma, v.tables) for v in active]
+                cands = [Candidate(*c) for c in store.candidates()]
                 choice = choose_table(cands, self.settings.play.table_size, self.settings.placement_tables, self.rng)
                 if choice is None:
                     return

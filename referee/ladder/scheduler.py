@@ -13,6 +13,7 @@ Pure: the caller gives the candidates and the random source.
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,8 +59,8 @@ def choose_table(
         # Sigmas within a hair of the top count as equal: then the fewest tables first.
         uncertain = [c for c in candidates if c.sigma >= top - 1e-9]
         focus = min(uncertain, key=lambda c: (c.tables, c.id))
-        others = sorted((c for c in candidates if c.id != focus.id), key=lambda c: (abs(c.mu - focus.mu), c.id))
-        pool = others[: max(2 * k, k + 2)]
+        # The closest few only: a partial sort, as the board may hold thousands of versions.
+        pool = heapq.nsmallest(max(2 * k, k + 2), (c for c in candidates if c.id != focus.id), key=lambda c: (abs(c.mu - focus.mu), c.id))
         opponents = rng.sample(pool, k)
         placement = False
     return TableChoice(tuple(sorted([focus.id, *(c.id for c in opponents)])), placement, focus.id)

@@ -454,6 +454,12 @@ class ArenaStore:
         rows = self._all(f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE {' AND '.join(where)} ORDER BY v.id DESC", params)
         return [Version(*r) for r in rows]
 
+    def candidates(self) -> list[tuple[int, float, float, int]]:
+        """The active versions as the scheduler needs them: (id, mu, sigma, tables)."""
+        return [(int(i), float(m), float(s), int(t)) for i, m, s, t in self._all(
+            "SELECT id, mu, sigma, tables FROM versions WHERE status = 'active'"
+        )]
+
     def uploads_since(self, user_id: int, since: str) -> int:
         """How many versions a user uploaded since ``since`` (refused uploads are counted by
         the caller: they leave no version)."""

@@ -52,10 +52,13 @@ def test_kill_9_mid_ladder_then_restart_loses_and_repeats_nothing(arena_factory,
     with _db(arena) as c:
         before = dict(c.execute("SELECT key, result FROM matches WHERE status = 'done'").fetchall())
         scheduled = {k for (k,) in c.execute("SELECT key FROM matches")}
+        (late_status,) = c.execute("SELECT v.status FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.name = 'late'").fetchone()
     assert arena.proc is not None
     below = descendants(arena.proc.pid) | {arena.proc.pid}
     os.killpg(arena.proc.pid, signal.SIGKILL)
     arena.proc.wait(timeout=60)
+    # (It takes seconds to validate a bot: the kill comes a few milliseconds after the upload.)
+    assert late_status in ("queued", "validating")
     poll_until("every process of the killed service to be gone", lambda: not any(alive(p) for p in below), timeout_s=120)
 
     _serve_in_own_group(arena)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import random
 import re
+import signal
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -53,7 +54,8 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     assert r.status_code == 201
     a.junk = r.json()["id"]  # type: ignore[attr-defined]
     yield a
-    a.stop()
+    # Ctrl-C (SIGINT) stops the service, its ladder, workers and bots (Arena.stop checks).
+    a.stop(signal.SIGINT)
 
 
 def _tgz(entries: list[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
