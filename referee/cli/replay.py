@@ -231,6 +231,28 @@ def _verify_one(path: Path) -> None:
     code = EXIT_CODES[v.verdict]
     if code:
         raise typer.Exit(code)
+    _verify_commitment(path)
+
+
+def _verify_commitment(path: Path) -> None:
+    """A log downloaded from an arena (``remote download``) has its seed's commitment beside
+    it: the seed must be the one committed to, and the deals that seed's."""
+    import json
+
+    from referee.ladder.fairness import check_commitment
+
+    side = Path(str(path) + ".arena.json")
+    if not side.is_file():
+        return
+    try:
+        committed = str(json.loads(side.read_text())["commitment"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        _fail(f"{side}: not an arena side file with a commitment ({e})")
+    check = check_commitment(path, committed)
+    style = "green" if check.ok else "bold red"
+    out.print(Text.assemble(("ok" if check.ok else "diverged", style), f" commitment: {check.detail}"), highlight=False, soft_wrap=True)
+    if not check.ok:
+        raise typer.Exit(EXIT_CODES[Verdict.DIVERGED])
 
 
 def _verdict_line(v: Verification) -> Text:
