@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from referee.game.errors import RulesError, shown
+from referee.game.errors import RulesError, shown, shown_in
 
 ThreeOfAKind = Literal["30.5", "30", "off"]
 KnockBan = Literal["first_turn", "none", "first_lap"]
@@ -312,8 +312,9 @@ def rules_from_toml(text: str) -> Rules:
     """Rules from TOML text: options at the top level or in a ``[rules]`` table."""
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise RulesError(f"the rules are not valid TOML: {e}") from None
+    except (tomllib.TOMLDecodeError, ValueError) as e:
+        # ValueError: a number of more digits than Python reads (4300).
+        raise RulesError(f"the rules are not valid TOML: {shown_in(str(e))}") from None
     table = data.get("rules", data)
     if not isinstance(table, dict):
         raise RulesError("[rules] must be a table of options")
