@@ -115,7 +115,7 @@ def pack_folder(folder: Path) -> bytes:
 
 @remote_app.command("submit")
 def submit(
-    path: Annotated[Path, typer.Argument(help="A bot folder (with bot.toml), an archive of one, or one .py file.")],
+    path: Annotated[Path, typer.Argument(help="A bot folder (with bot.toml), an archive of one, or one Python file (.py).")],
     name: Annotated[str | None, typer.Option(help="The bot's name (default: the manifest's, or the file's).")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the validation's verdict.")] = False,
 ) -> None:
@@ -191,7 +191,7 @@ def logs(match: Annotated[str, typer.Argument(help="The match's key.")]) -> None
 @remote_app.command("download")
 def download(
     match: Annotated[str, typer.Argument(help="The match's key.")],
-    dest: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the log into.")] = Path("."),
+    dest: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the log into.", show_default="the current folder")] = Path("."),
 ) -> None:
     """Download a match's log (and its seed commitment beside it, for 'thirtyone replay --verify')."""
     info = _json("GET", f"/api/v1/matches/{match}")
