@@ -90,6 +90,11 @@ def set_password(store: ArenaStore, user: User, password: str) -> None:
     store.set_password_hash(user.id, _hasher.hash(password))
 
 
+def hash_password(password: str) -> str:
+    """A password's argon2 hash, as :func:`check_password` reads it."""
+    return _hasher.hash(password)
+
+
 def check_password(store: ArenaStore, user: User, password: str) -> bool:
     """Whether ``password`` is the user's (False for a user without one)."""
     stored = store.password_hash(user.id)
