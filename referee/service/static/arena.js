@@ -37,6 +37,7 @@
   }
   function show() {
     app.replaceChildren();
+    app.setAttribute("data-drawn", location.pathname);
     for (var i = 0; i < arguments.length; i++) add(app, arguments[i]);
   }
   var SVGNS = "http://www.w3.org/2000/svg";
