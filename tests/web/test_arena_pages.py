@@ -227,7 +227,10 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
         t.page.wait_for_selector("#upload-form")
     # Ben's bot writes markup to its stderr, which his pages must show as text.
     noisy = tmp / "noisy.py"
-    noisy.write_text(f"import sys\nprint({MARKUP!r}, file=sys.stderr, flush=True)\n" + (SAMPLES / "random.py").read_text())
+    seeded = '        self.rng = random.Random(f"{info.match_id}/{info.seat}")'
+    source = (SAMPLES / "random.py").read_text()
+    assert seeded in source
+    noisy.write_text(source.replace(seeded, f"        import sys\n        print({MARKUP!r}, file=sys.stderr, flush=True)\n{seeded}"))
     ann_v = _upload(ann, SAMPLES / "greedy.py")
     ben_v = _upload(ben, noisy)
     ann.shot("me-queued")

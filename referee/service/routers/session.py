@@ -15,35 +15,20 @@ from fastapi import APIRouter, Body, Depends, Request, Response
 from pydantic import BaseModel, Field
 
 from referee.ladder.accounts import (
+    PASSWORD_RULES,
     SESSION_DAYS,
     check_name,
     check_password,
     hash_password,
     hash_secret,
     new_session,
+    password_problem,
 )
 from referee.ladder.errors import ArenaError, NotFound, NotSignedIn
 from referee.ladder.store import ArenaStore, User
 from referee.service.deps import SESSION_COOKIE, SignedIn, Store, _client, public
 
 router = APIRouter(prefix="/api/v1", tags=["session"])
-
-#: What a password must be, said the same way on the page and in the refusal.
-PASSWORD_RULES = "10 to 200 characters, not all the same character, and not your user name"
-
-
-def password_problem(password: str, name: str) -> str | None:
-    """What is wrong with ``password`` for user ``name`` (None: nothing)."""
-    if len(password) < 10:
-        return f"the password has {len(password)} characters; it needs at least 10"
-    if len(password) > 200:
-        return "the password is over 200 characters"
-    if len(set(password)) == 1:
-        return "the password is one character repeated; mix several"
-    if password.casefold() == name.casefold():
-        return "the password is your user name; choose another"
-    return None
-
 
 class SignIn(BaseModel):
     """A sign-in form."""

@@ -197,10 +197,11 @@
     if (!needUser()) return;
     Promise.all([api("GET", "/api/v1/versions"), api("GET", "/api/v1/runtimes")]).then(function (res) { renderMe(res[0], res[1]); }, fail);
   }
+  var lastUpload = "";
   function uploadForm(runtimes) {
     var err = el("p", { cls: "bad", id: "upload-error", role: "alert" });
     var progress = el("progress", { id: "upload-progress", max: "100", value: "0", hidden: true });
-    var note = el("span", { id: "upload-note", cls: "muted" });
+    var note = el("span", { id: "upload-note", cls: "muted", text: lastUpload });
     var form = el("form", { cls: "card", id: "upload-form", onsubmit: function (ev) {
       ev.preventDefault();
       var file = form.elements.file.files[0];
@@ -218,7 +219,7 @@
       xhr.onload = function () {
         var body = {};
         try { body = JSON.parse(xhr.responseText); } catch (x) { /* not JSON: the status says it */ }
-        if (xhr.status === 201) { note.textContent = "uploaded " + body.label + ": queued for validation"; showMe(); }
+        if (xhr.status === 201) { lastUpload = "uploaded " + body.label + ": queued for validation"; showMe(); }
         else { progress.hidden = true; note.textContent = ""; err.textContent = body.error ? body.error.message : "upload failed: " + xhr.status; }
       };
       xhr.onerror = function () { progress.hidden = true; err.textContent = "the upload did not reach the arena"; };
