@@ -261,6 +261,7 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.shot("match")
     ann.page.click("#replay-link")
     ann.page.wait_for_selector(".felt")
+    assert ann.page.get_attribute("#source", "href") == f"/matches/{key}"
     ann.shot("replay")
     ann.go("/matches")
     ann.page.wait_for_selector("#matches")
@@ -310,5 +311,11 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     boss.shot("admin")
     boss.page.click("#resume")
     boss.page.wait_for_selector("#pause")
+    # An admin's reason, with markup, reaches the owner's page as text.
+    r = a.api("POST", f"/api/v1/admin/versions/{ben_v}/disqualify", "boss", json={"reason": MARKUP})
+    assert r.status_code == 200, r.text
+    ben.go("/me")
+    ben.page.wait_for_selector(f"#v{ben_v} pre.report")
+    assert ben.page.text_content(f"#v{ben_v} pre.report") == MARKUP
     for t in (ann, ben, out, boss):
         assert not t.injected()

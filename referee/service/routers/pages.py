@@ -89,6 +89,7 @@ def replay_page(key: str, store: Store) -> Response:
     data = f'<script src="/matches/{key}/replay.js"></script>\n<script src="/viewer/static/app.js"></script>'
     html = html.replace('<script src="static/app.js"></script>', data)
     html = html.replace('<span class="brand">', '<a class="brand" href="/">').replace("arena</span>", "arena</a>", 1)
+    html = html.replace('<span id="source"></span>', f'<a id="source" href="/matches/{key}">← match {key}: seats, seed, log</a>')
     return _send(html, "html")
 
 

@@ -411,7 +411,7 @@
       el("button", { type: "submit" }, "Disqualify"));
       show(el("h1", null, "Admin"), err,
         el("h2", null, "Ladder"),
-        el("p", { cls: "controls" }, "The ladder is ", ladder.paused ? el("strong", { cls: "bad", text: "paused" }) : el("strong", { cls: "good", text: "playing" }), ". ",
+        el("p", null, "The ladder is ", ladder.paused ? el("strong", { cls: "bad", text: "paused" }) : el("strong", { cls: "good", text: "playing" }), ".  ",
           ladder.paused ? el("button", { id: "resume", onclick: act("/api/v1/admin/ladder/resume") }, "Resume") : el("button", { id: "pause", onclick: act("/api/v1/admin/ladder/pause") }, "Pause")),
         el("h2", null, "Users"),
         el("p", { cls: "controls" }, el("button", { id: "make-invite", onclick: function () {
