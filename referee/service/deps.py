@@ -50,14 +50,15 @@ def public() -> None:
     """Anyone may call the route."""
 
 
-def _client(request: Request) -> str:
+def client_address(request: Request) -> str:
+    """The caller's address, as the sign-in limit counts it."""
     return request.client.host if request.client else "?"
 
 
 def current_user(request: Request, store: Store) -> User:
     """The signed-in caller (token or session), or 401. Failed attempts are rate-limited per address."""
     limiter: FailureLimiter = request.app.state.limiter
-    client = _client(request)
+    client = client_address(request)
     limiter.check(client)
     header = request.headers.get("authorization", "")
     user: User | None = None

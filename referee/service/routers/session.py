@@ -26,7 +26,7 @@ from referee.ladder.accounts import (
 )
 from referee.ladder.errors import ArenaError, NotFound, NotSignedIn
 from referee.ladder.store import ArenaStore, User
-from referee.service.deps import SESSION_COOKIE, SignedIn, Store, _client, public
+from referee.service.deps import SESSION_COOKIE, SignedIn, Store, client_address, public
 
 router = APIRouter(prefix="/api/v1", tags=["session"])
 
@@ -70,7 +70,7 @@ def sign_in(form: Annotated[SignIn, Body()], request: Request, response: Respons
     """Sign in with a name and password (public): sets the session cookie. Failed attempts
     are limited per address."""
     limiter = request.app.state.limiter
-    client = _client(request)
+    client = client_address(request)
     limiter.check(client)
     try:
         user = store.user_named(form.name)
@@ -97,7 +97,7 @@ def sign_up(form: Annotated[SignUp, Body()], request: Request, response: Respons
     """Make an account (public): with an invite code, or without one when the arena's
     ``open_signup`` allows; signs the new user in."""
     limiter = request.app.state.limiter
-    client = _client(request)
+    client = client_address(request)
     limiter.check(client)
     check_name(form.name, "user name")
     problem = password_problem(form.password, form.name)
