@@ -134,6 +134,22 @@ def user_token(folder: Folder, name: Annotated[str, typer.Argument(help="The use
     out.print(token, highlight=False)
 
 
+@user_app.command("password")
+def user_password(folder: Folder, name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
+    """Set a user's password for the web pages (asked for, or read from stdin), e.g. an admin's."""
+    password = typer.prompt("password", hide_input=True, confirmation_prompt=True, err=True)
+    with _open(folder) as store:
+        try:
+            user = store.user_named(name)
+            problem = accounts.password_problem(password, user.name)
+            if problem:
+                fail(f"{problem} (a password needs {accounts.PASSWORD_RULES})")
+            accounts.set_password(store, user, password)
+        except ArenaError as e:
+            fail(str(e))
+    err.print(f"password of {escape(name)} set; sign in on the arena's page")
+
+
 @user_app.command("revoke")
 def user_revoke(folder: Folder, name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
     """Revoke every API token and session of a user."""

@@ -90,6 +90,28 @@ def set_password(store: ArenaStore, user: User, password: str) -> None:
     store.set_password_hash(user.id, _hasher.hash(password))
 
 
+#: What a password must be, said the same way on the page and in the refusal.
+PASSWORD_RULES = "10 to 200 characters, not all the same character, and not your user name"
+
+
+def password_problem(password: str, name: str) -> str | None:
+    """What is wrong with ``password`` for user ``name`` (None: nothing)."""
+    if len(password) < 10:
+        return f"the password has {len(password)} characters; it needs at least 10"
+    if len(password) > 200:
+        return "the password is over 200 characters"
+    if len(set(password)) == 1:
+        return "the password is one character repeated; mix several"
+    if password.casefold() == name.casefold():
+        return "the password is your user name; choose another"
+    return None
+
+
+def hash_password(password: str) -> str:
+    """A password's argon2 hash, as :func:`check_password` reads it."""
+    return _hasher.hash(password)
+
+
 def check_password(store: ArenaStore, user: User, password: str) -> bool:
     """Whether ``password`` is the user's (False for a user without one)."""
     stored = store.password_hash(user.id)

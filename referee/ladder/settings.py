@@ -47,13 +47,15 @@ class ArenaSettings:
     refit_every_s: int = 60
     #: Failed sign-ins (a wrong token or password) one address may make in a minute.
     failed_logins_per_minute: int = 30
+    #: 1: anyone may sign up on the web pages; 0: only with an admin's invite code.
+    open_signup: int = 0
 
     def __post_init__(self) -> None:
         bounds = {
             "live_versions": (1, 100), "daily_uploads": (1, 100_000), "placement_tables": (0, 1000),
             "max_archive_bytes": (1024, 1 << 34), "max_unpacked_bytes": (1024, 1 << 36),
             "max_files": (1, 1_000_000), "max_ratio": (1, 1_000_000), "refit_every_s": (1, 86_400),
-            "failed_logins_per_minute": (1, 1_000_000),
+            "failed_logins_per_minute": (1, 1_000_000), "open_signup": (0, 1),
         }
         for name, (low, high) in bounds.items():
             v = getattr(self, name)

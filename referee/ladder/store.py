@@ -92,6 +92,10 @@ CREATE TABLE infra_failures (id INTEGER PRIMARY KEY, key TEXT NOT NULL, error TE
 """
 
 
+class _NoInvite(Exception):
+    """Rolls back a sign-up whose invite code is not valid."""
+
+
 def now() -> str:
     """The current UTC time as ISO text."""
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -417,6 +421,30 @@ class ArenaStore:
             (session_hash, now()),
         )
         return None if row is None else (self.user(int(row[0])), str(row[1]))
+
+    def end_session(self, session_hash: str) -> None:
+        """Forget a web session (sign-out)."""
+        with self.tx() as c:
+            c.execute("DELETE FROM sessions WHERE hash = ?", (session_hash,))
+
+    def sign_up(self, name: str, password_hash: str, invite_hash: str | None) -> User | None:
+        """A new account with a password, spending an unused invite code (unless
+        ``invite_hash`` is None: an open sign-up), in one transaction; None if the code is
+        not valid, and then nothing is written."""
+        try:
+            with self.tx() as c:
+                cur = c.execute("INSERT INTO users (name, password, created_at) VALUES (?, ?, ?)", (name, password_hash, now()))
+                assert cur.lastrowid is not None
+                uid = cur.lastrowid
+                if invite_hash is not None:
+                    spent = c.execute("UPDATE invites SET used_by = ? WHERE hash = ? AND used_by IS NULL", (uid, invite_hash))
+                    if spent.rowcount != 1:
+                        raise _NoInvite
+        except _NoInvite:
+            return None
+        except sqlite3.IntegrityError:
+            raise Conflict(f"a user named {name!r} already exists") from None
+        return self.user(uid)
 
     def add_invite(self, code_hash: str) -> None:
         """Record an invite code (its hash only)."""

@@ -27,10 +27,10 @@ from referee.ladder.accounts import FailureLimiter
 from referee.ladder.settings import load
 from referee.ladder.store import ArenaStore
 from referee.service import errors
-from referee.service.routers import accounts, admin, bots, ladder, matches
+from referee.service.routers import accounts, admin, bots, ladder, matches, pages, session
 
 #: The API's routers, one per area.
-ROUTERS = (accounts.router, bots.router, ladder.router, matches.router, admin.router)
+ROUTERS = (accounts.router, session.router, bots.router, ladder.router, matches.router, admin.router)
 #: Seconds the ladder gets to stop after SIGTERM before it is killed.
 LADDER_STOP_S = 10.0
 
@@ -130,4 +130,5 @@ def create_app(config: ServiceConfig) -> FastAPI:
     errors.install(app)
     for r in ROUTERS:
         app.include_router(r)
+    app.include_router(pages.router)  # the web pages: no part of the API's schema
     return app

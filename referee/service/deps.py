@@ -16,6 +16,7 @@ app's route table and try every route with every kind of caller.
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -27,6 +28,9 @@ from referee.ladder.errors import Forbidden, NotFound, NotSignedIn
 from referee.ladder.store import ArenaStore, User, Version
 
 SESSION_COOKIE = "arena_session"
+#: The header that carries a session's CSRF token on every request that changes something.
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def get_store(request: Request) -> Iterator[ArenaStore]:
@@ -46,14 +50,15 @@ def public() -> None:
     """Anyone may call the route."""
 
 
-def _client(request: Request) -> str:
+def client_address(request: Request) -> str:
+    """The caller's address, as the sign-in limit counts it."""
     return request.client.host if request.client else "?"
 
 
 def current_user(request: Request, store: Store) -> User:
     """The signed-in caller (token or session), or 401. Failed attempts are rate-limited per address."""
     limiter: FailureLimiter = request.app.state.limiter
-    client = _client(request)
+    client = client_address(request)
     limiter.check(client)
     header = request.headers.get("authorization", "")
     user: User | None = None
@@ -73,8 +78,14 @@ def current_user(request: Request, store: Store) -> User:
         if found is None:
             limiter.fail(client)
             raise NotSignedIn("your session has ended; sign in again")
-        # The pages' forms (next to come) check found[1], the session's CSRF token.
+        # A browser sends the cookie with any request to this site, so a request that changes
+        # something must also carry the session's CSRF token, which only our own pages can read.
+        if request.method not in SAFE_METHODS:
+            sent = request.headers.get(CSRF_HEADER, "")
+            if not hmac.compare_digest(sent.encode(), found[1].encode()):
+                raise Forbidden(f"this request lacks the session's CSRF token (the {CSRF_HEADER} header); reload the page and try again")
         request.state.csrf = found[1]
+        request.state.session = cookie
         return found[0]
     raise NotSignedIn("sign in first: send 'Authorization: Bearer TOKEN' (thirtyone remote login does it for you)")
 
