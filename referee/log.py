@@ -53,6 +53,7 @@ from referee.game import (
     RoundResult,
     Rules,
 )
+from referee.game.errors import shown_in
 from referee.text import plural
 
 #: The log format version of a match without variants (LogHeader.schema_version): such
@@ -179,7 +180,7 @@ def _parse_line(path: Path, lineno: int, text: str) -> log_pb2.LogRecord:
         # Fields added to the schema later (without a version bump) are skipped, not errors.
         json_format.Parse(text, record, ignore_unknown_fields=True)
     except json_format.ParseError as e:
-        raise LogError(f"{path}:{lineno}: not a log record: {e}") from None
+        raise LogError(f"{path}:{lineno}: not a log record: {shown_in(str(e))}") from None
     if record.WhichOneof("payload") is None:
         raise LogError(f"{path}:{lineno}: a log record holds a header, an event or a footer; this one holds none")
     return record

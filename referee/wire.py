@@ -46,6 +46,7 @@ from referee.game import (
     RulesError,
     swap_widow,
 )
+from referee.game.errors import shown
 from referee.game.rules import MAX_PLAYERS, MIN_PLAYERS
 from referee.timecontrol import TimeControl
 
@@ -82,7 +83,7 @@ def card_from_pb(text: str, field: str = "card") -> Card:
     c = _WIRE_CARDS.get(text)
     if c is None:
         raise WireError(
-            f"{field}: {text!r} is not a card (exactly a rank from 23456789TJQKA, or 10, then a suit "
+            f"{field}: {shown(text)} is not a card (exactly a rank from 23456789TJQKA, or 10, then a suit "
             "from cdhs, case-sensitive, no spaces: e.g. 'Ah', 'Td', '7s')"
         )
     return c
@@ -142,7 +143,7 @@ def action_from_pb(msg: game_pb2.Action) -> Action:
         return swap_widow(card_from_pb(msg.card, "action.card"), card_from_pb(msg.widow_card, "action.widow_card"))
     if msg.widow_card:
         name = game_pb2.ActionKind.Name(kind) if kind in game_pb2.ActionKind.values() else str(kind)
-        raise WireError(f"action.widow_card: {msg.widow_card!r} given with {name}; only SWAP_WIDOW takes one")
+        raise WireError(f"action.widow_card: {shown(msg.widow_card)} given with {name}; only SWAP_WIDOW takes one")
     if kind == game_pb2.ACTION_KIND_DISCARD:
         if not msg.card:
             raise WireError("action: a DISCARD needs a card")
@@ -155,7 +156,7 @@ def action_from_pb(msg: game_pb2.Action) -> Action:
     if simple is None:
         raise WireError(f"action.kind: {kind} is not an action kind (unset or unknown)")
     if msg.card:
-        raise WireError(f"action.card: {msg.card!r} given with {game_pb2.ActionKind.Name(kind)}, which takes no card")
+        raise WireError(f"action.card: {shown(msg.card)} given with {game_pb2.ActionKind.Name(kind)}, which takes no card")
     return simple
 
 

@@ -19,10 +19,12 @@ sandbox, address and start-up wait), then checks, in order:
    (:attr:`CheckResult.late`), as a match counts it;
 5. ``two_streams``: two Play streams open at once both get correct answers;
 6. ``match_end``: after ``match_end`` and a half-close, the bot ends every stream with OK;
-7. ``sigterm``: the bot's process ends within the referee's stop grace after SIGTERM, with
-   exit code 0 or by SIGTERM itself (128 + 15 counts as that too: shells, the JVM and the
-   sandbox report the death so). Another exit code fails: a bot that exits 1 on SIGTERM
-   reports a failure where there was none. Sandboxed, the signal goes to the bot inside the
+7. ``sigterm``: the bot's process ends within the referee's stop grace after SIGTERM. Exit
+   code 0 or death by SIGTERM itself (128 + 15 counts as that too: shells, the JVM and the
+   sandbox report the death so) is the usual ending; another exit code passes as well, with
+   the code said (the referee only needs the bot gone: many runtimes' shutdown paths exit 1,
+   and nothing of the match depends on it). Only a bot still running at the end of the grace
+   fails, as the referee must then kill it. Sandboxed, the signal goes to the bot inside the
    sandbox (:meth:`~referee.bots.process.LocalBotProcess.terminate_bot`), not to bubblewrap.
 
 Each step gives a :class:`CheckResult` (pass, fail, skipped or not run, with the reason) and
@@ -739,7 +741,8 @@ class _Checker:
         if code in SIGTERM_EXITS:
             how = "exited with code 0" if code == 0 else "ended by SIGTERM"
             return "pass", f"{how} {ms:.0f} ms after SIGTERM"
-        return "fail", f"{describe_exit(code)} on SIGTERM (want exit code 0, or death by SIGTERM)"
+        # Gone within the grace is all the referee needs; the code is said, not held against it.
+        return "pass", f"{describe_exit(code)} {ms:.0f} ms after SIGTERM (any exit within the grace will do; 0 is usual)"
 
 
 async def _health_status(stub: health_pb2_grpc.HealthStub, service: str) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from referee.cli import (
+    arena,  # noqa: F401  (thirtyone arena ...: the arena service)
     bot,  # noqa: F401  (thirtyone bot ...)
     check,  # noqa: F401  (thirtyone check-bot)
     doctor,  # noqa: F401  (thirtyone doctor)
     match,  # noqa: F401  (thirtyone match)
+    remote,  # noqa: F401  (thirtyone remote ...: a client of an arena service)
     replay,  # noqa: F401  (thirtyone replay)
     serve,  # noqa: F401  (thirtyone serve: the web viewer)
     sprt,  # noqa: F401  (thirtyone sprt)

@@ -8,6 +8,8 @@ from typing import NoReturn
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
+from referee.text import printable
+
 #: The width output gets when it goes to a pipe or a file and COLUMNS does not say otherwise.
 PIPE_WIDTH = 240
 
@@ -41,6 +43,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print an error that names the problem, then exit with ``code``."""
     import typer
 
-    # Messages carry text from users and bots (names, paths, exception text): never markup.
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    # Messages carry text from users, bots and logs (names, paths, exception text): never
+    # markup, and never a terminal escape (printable keeps only the message's own lines).
+    err.print(f"[bold red]error:[/] {escape(printable(message, keep=chr(10)))}", highlight=False)
     raise typer.Exit(code)

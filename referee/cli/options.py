@@ -13,6 +13,7 @@ import typer
 from referee.bots.sandbox import BotLimits
 from referee.cli.console import fail
 from referee.game import MAX_PLAYERS, MIN_PLAYERS, Rules, RulesError
+from referee.game.errors import shown, shown_in
 from referee.game.rules import parse_overrides, rules_from_mapping
 
 
@@ -24,8 +25,9 @@ def load_rules(preset: str | None, rule: Sequence[str], rules_file: Path | None)
             data = tomllib.loads(rules_file.read_text(encoding="utf-8"))
         except OSError as e:
             raise RulesError(f"cannot read the rules file {rules_file}: {e.strerror or e}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise RulesError(f"the rules file {rules_file} is not valid TOML: {e}") from None
+        except (tomllib.TOMLDecodeError, ValueError) as e:
+            # ValueError: a number of more digits than Python reads (4300).
+            raise RulesError(f"the rules file {rules_file} is not valid TOML: {shown_in(str(e))}") from None
         section = data.get("rules", data)
         if not isinstance(section, dict):
             raise RulesError(f"{rules_file}: [rules] must be a table of options")
@@ -55,6 +57,7 @@ RANGES: dict[str, tuple[int, int | None]] = {
     "--table-size": (MIN_PLAYERS, MAX_PLAYERS),
     "--games": (1, 100_000),
     "--jobs": (1, None),
+    "--port": (0, 65535),
 }
 
 
@@ -66,9 +69,9 @@ def check_numbers(values: dict[str, int | None]) -> None:
         if value is None or (low <= value and (high is None or value <= high)):
             continue
         if high is None:
-            fail(f"{option} must be a whole number of at least {low}, got {value}")
-        shown = "2**64-1" if high == _SEED_MAX else str(high)
-        fail(f"{option} must be a whole number from {low} to {shown}, got {value}")
+            fail(f"{option} must be a whole number of at least {low}, got {shown(value)}")
+        top = "2**64-1" if high == _SEED_MAX else str(high)
+        fail(f"{option} must be a whole number from {low} to {top}, got {shown(value)}")
 
 
 # ---------------------------------------------------------------- the bots' sandbox
@@ -100,4 +103,4 @@ def bot_limits(memory_mb: int, processes: int, base: BotLimits | None = None) ->
         return replace(base, memory_mb=memory_mb, processes=processes)
     except ValueError as e:
         # The option as the user typed it, not the field's name.
-        raise ValueError(str(e).replace("limit memory_mb", "--memory-mb").replace("limit processes", "--max-processes")) from None
+        raise ValueError(shown_in(str(e).replace("limit memory_mb", "--memory-mb").replace("limit processes", "--max-processes"))) from None

@@ -16,6 +16,7 @@ from rich.text import Text
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.faults import LogError
+from referee.game.errors import shown
 from referee.log import read_log
 from referee.replay.model import DealStep, build_replay
 from referee.replay.render import Section, render
@@ -32,7 +33,7 @@ from referee.replay.verify import (
     verify_log,
     verify_results,
 )
-from referee.text import plural
+from referee.text import plural, printable
 from referee.tournament.schedule import key_of_log
 from referee.tournament.store import StoreError
 
@@ -132,7 +133,7 @@ def replay_command(
     except LogError as e:
         _fail(str(e))
     if seat is not None and not 0 <= seat < log.header.players:
-        _fail(f"--seat {seat}: the match has seats 0 to {log.header.players - 1}")
+        _fail(f"--seat {shown(seat)}: the match has seats 0 to {log.header.players - 1}")
     try:
         replay = build_replay(log, seat)
     except LogError as e:
@@ -143,7 +144,7 @@ def replay_command(
             have = "no round" if not rounds else "round 1" if max(rounds) == 1 else f"rounds 1 to {max(rounds)}"
             who = f"seat {seat} saw" if seat is not None else "the log has"
             stop = f" (the replay stops at a divergence: {replay.divergence})" if replay.divergence else ""
-            _fail(f"--round {round_no}: {who} {have}{stop}")
+            _fail(f"--round {shown(round_no)}: {who} {have}{stop}")
     # A replay is lines of cards and prose with rules across the page, not tables: on a pipe it
     # keeps 80 columns rather than the consoles' wide tables.
     console = out if out.is_terminal or "COLUMNS" in os.environ else Console(width=REPLAY_PIPE_WIDTH)
@@ -190,7 +191,7 @@ def _show_bot_output(path: Path, seat: int) -> None:
     except LogError as e:
         _fail(str(e))
     if not 0 <= seat < log.header.players:
-        _fail(f"--bot-output {seat}: the match has seats 0 to {log.header.players - 1}")
+        _fail(f"--bot-output {shown(seat)}: the match has seats 0 to {log.header.players - 1}")
     folder = path.resolve().parent.parent / "output" / path.stem
     files = sorted(folder.glob(f"seat{seat}-*.txt")) if path.resolve().parent.name == "logs" else []
     if not files:
@@ -200,9 +201,10 @@ def _show_bot_output(path: Path, seat: int) -> None:
     except OSError as e:
         _fail(f"cannot read {files[0]}: {e.strerror or e}")
     label = log.header.seats[seat].label if seat < len(log.header.seats) else ""
-    err.print(f"output of seat {seat} ({label}) in {path.stem}: {len(text)} characters", markup=False, highlight=False)
-    # The bot's own text: printed as it is, never as markup.
-    sys.stdout.write(text)
+    err.print(f"output of seat {printable(f'{seat} ({label}) in {path.stem}')}: {len(text)} characters", markup=False, highlight=False)
+    # The bot's own text: never markup, and its lines as they are but no terminal escape
+    # (the file itself keeps every byte).
+    sys.stdout.write(printable(text, keep="\n\t"))
     if text and not text.endswith("\n"):
         sys.stdout.write("\n")
 
@@ -230,10 +232,32 @@ def _verify_one(path: Path) -> None:
     code = EXIT_CODES[v.verdict]
     if code:
         raise typer.Exit(code)
+    _verify_commitment(path)
+
+
+def _verify_commitment(path: Path) -> None:
+    """A log downloaded from an arena (``remote download``) has its seed's commitment beside
+    it: the seed must be the one committed to, and the deals that seed's."""
+    import json
+
+    from referee.ladder.fairness import check_commitment
+
+    side = Path(str(path) + ".arena.json")
+    if not side.is_file():
+        return
+    try:
+        committed = str(json.loads(side.read_text())["commitment"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        _fail(f"{side}: not an arena side file with a commitment ({e})")
+    check = check_commitment(path, committed)
+    style = "green" if check.ok else "bold red"
+    out.print(Text.assemble(("ok" if check.ok else "diverged", style), f" commitment: {check.detail}"), highlight=False, soft_wrap=True)
+    if not check.ok:
+        raise typer.Exit(EXIT_CODES[Verdict.DIVERGED])
 
 
 def _verdict_line(v: Verification) -> Text:
-    t = Text.assemble((v.verdict.value, _VERDICT_STYLE[v.verdict]), " ", str(v.path))
+    t = Text.assemble((v.verdict.value, _VERDICT_STYLE[v.verdict]), " ", printable(str(v.path)))
     t.append(f": {v.detail}")
     return t
 
@@ -250,7 +274,7 @@ def _verify_many(folder: Path) -> None:
     table.add_column("verdict")
     table.add_column("detail", overflow="fold")
     for v in results:
-        table.add_row(Text(v.path.name), Text(v.verdict.value, style=_VERDICT_STYLE[v.verdict]), Text(v.detail))
+        table.add_row(Text(printable(v.path.name)), Text(v.verdict.value, style=_VERDICT_STYLE[v.verdict]), Text(v.detail))
     out.print(table)
     counts = {verdict: sum(1 for r in results if r.verdict is verdict) for verdict in Verdict}
     summary = ", ".join(f"{counts[verdict]} {verdict.value}" for verdict in Verdict)
@@ -269,7 +293,7 @@ def _verify_many(folder: Path) -> None:
             t.add_column("field")
             t.add_column("detail", overflow="fold")
             for d in check.divergences:
-                t.add_row(Text(d.match), Text(d.field, style="bold red"), Text(d.detail))
+                t.add_row(Text(printable(d.match)), Text(printable(d.field), style="bold red"), Text(d.detail))
             out.print(t)
             code = EXIT_CODES[Verdict.DIVERGED]
         if check.divergences:

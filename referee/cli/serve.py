@@ -12,7 +12,11 @@ from rich.markup import escape
 
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
+from referee.cli.options import check_numbers
 from referee.cli.standings_view import standings_json
+from referee.game.errors import shown
+from referee.text import plural
+from referee.tournament.schedule import HELD_BACK
 from referee.tournament.store import StoreError
 from referee.web.data import Source
 from referee.web.server import ViewerServer, export_site
@@ -38,10 +42,14 @@ def serve_command(
     verbose: Annotated[bool, typer.Option("--verbose", help="Print a line per request.")] = False,
 ) -> None:
     """Look at a tournament in a browser: standings, rating progress, the matches, and a replay viewer."""
+    check_numbers({"--port": port})
     try:
         source = Source(folder, standings_json)
+        skipped = source.skipped()
     except StoreError as e:
         fail(str(e))
+    for s in skipped:
+        err.print(f"[yellow]not shown:[/] {escape(s['file'])}: {escape(s['reason'])}", highlight=False, soft_wrap=True)
     if export is not None:
         if export.exists() and not export.is_dir():
             fail(f"--export {export}: exists and is not a folder")
@@ -56,12 +64,17 @@ def serve_command(
             n = export_site(source, export, on_match=progress)
         except (StoreError, OSError) as e:
             fail(f"cannot export to {export}: {e}")
-        out.print(f"exported {n} matches to {escape(str(export))}; open {escape(str((export / 'index.html').resolve()))}", highlight=False)
+        held = sum(1 for m in source.all_matches() if m["held_back"])
+        note = f" ({plural(held, 'replay')} {HELD_BACK}: left out)" if held else ""
+        out.print(
+            f"exported {plural(n, 'match', 'matches')} to {escape(str(export))}{note}; open {escape(str((export / 'index.html').resolve()))}",
+            highlight=False,
+        )
         return
     try:
         server = ViewerServer(source, host, port, verbose=verbose)
     except OSError as e:
-        fail(f"cannot listen on {host}:{port}: {e.strerror or e}" + (" (try --port 0 for any free port)" if e.errno == 98 else ""))
+        fail(f"cannot listen on {shown(host)}:{shown(port)}: {e.strerror or e}" + (" (try --port 0 for any free port)" if e.errno == 98 else ""))
     out.print(f"serving {escape(str(folder))} at [bold]{server.url}[/] (Ctrl-C stops)", highlight=False)
     if not no_open:
         webbrowser.open(server.url)

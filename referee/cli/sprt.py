@@ -28,6 +28,7 @@ from referee.cli.options import SandboxOpt, load_rules
 from referee.cli.stopping import exit_code, signals_stop
 from referee.faults import BotError, BotSpecError
 from referee.game import Rules, RulesError
+from referee.game.errors import shown
 from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import RunError, RunReport, TaskResult, describe_error
@@ -217,7 +218,7 @@ def sprt_command(
 ) -> None:
     """Is NEW stronger than OLD? Play them on duplicate deals until a sequential test decides."""
     if jobs < 1:
-        fail(f"--jobs must be at least 1, got {jobs}")
+        fail(f"--jobs must be at least 1, got {shown(jobs)}")
     if (new is None) != (old is None):
         fail("name both bots, NEW and OLD (or neither, to continue the test in --dir)")
     cwd = Path.cwd()

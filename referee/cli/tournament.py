@@ -32,6 +32,7 @@ from referee.cli.standings_view import standings_csv, standings_json, standings_
 from referee.cli.stopping import exit_code, signals_stop
 from referee.faults import BotError
 from referee.game import MAX_PLAYERS, RulesError, parse_overrides
+from referee.game.errors import shown, shown_in
 from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import (
@@ -163,8 +164,9 @@ def new_command(
             data = tomllib.loads(config.read_text(encoding="utf-8"))
         except OSError as e:
             fail(f"cannot read {config}: {e.strerror or e}")
-        except tomllib.TOMLDecodeError as e:
-            fail(f"{config} is not valid TOML: {e}")
+        except (tomllib.TOMLDecodeError, ValueError) as e:
+            # ValueError: a number of more digits than Python reads (4300).
+            fail(f"{config} is not valid TOML: {shown_in(str(e))}")
     try:
         rules = section(data, "rules")
         if preset is not None:
@@ -402,7 +404,7 @@ def run_command(
         from referee.tournament import ray_executor
 
         if ray_jobs is not None and ray_jobs < 1:
-            fail(f"--ray-jobs must be a whole number of at least 1, got {ray_jobs}")
+            fail(f"--ray-jobs must be a whole number of at least 1, got {shown(ray_jobs)}")
         try:
             ray_executor.require_ray()
         except RunError as e:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from referee.game.errors import RulesError
+from referee.game.errors import RulesError, shown, shown_in
 
 ThreeOfAKind = Literal["30.5", "30", "off"]
 KnockBan = Literal["first_turn", "none", "first_lap"]
@@ -225,7 +225,7 @@ def _did_you_mean(word: object, names: Iterable[str]) -> str:
 
 def _bad(name: str, value: Any) -> RulesError:
     hint = _did_you_mean(value, map(str, _CHOICES[name])) if name in _CHOICES else ""
-    return RulesError(f"rule option {name!r} got {value!r}{hint}; it accepts {_accepts(name)}")
+    return RulesError(f"rule option {shown(name)} got {shown(value)}{hint}; it accepts {_accepts(name)}")
 
 
 def _is_half_step(x: float) -> bool:
@@ -307,7 +307,7 @@ def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise RulesError(f"a rule must be written key=value, got {item!r}")
+            raise RulesError(f"a rule must be written key=value, got {shown(item)}")
         out[key] = coerce_option(key, value)
     return out
 
@@ -317,7 +317,7 @@ def rules_from_mapping(data: Mapping[str, Any], default_preset: str = "standard"
     opts = dict(data)
     preset = opts.pop("preset", default_preset)
     if not isinstance(preset, str):
-        raise RulesError(f"'preset' must be a name, got {preset!r}; presets are: {', '.join(PRESETS)}")
+        raise RulesError(f"'preset' must be a name, got {shown(preset)}; presets are: {', '.join(PRESETS)}")
     return Rules.build(preset, opts)
 
 
@@ -325,8 +325,9 @@ def rules_from_toml(text: str) -> Rules:
     """Rules from TOML text: options at the top level or in a ``[rules]`` table."""
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise RulesError(f"the rules are not valid TOML: {e}") from None
+    except (tomllib.TOMLDecodeError, ValueError) as e:
+        # ValueError: a number of more digits than Python reads (4300).
+        raise RulesError(f"the rules are not valid TOML: {shown_in(str(e))}") from None
     table = data.get("rules", data)
     if not isinstance(table, dict):
         raise RulesError("[rules] must be a table of options")

@@ -38,7 +38,7 @@ from referee.replay.model import (
     Step,
     ThirtyOneStep,
 )
-from referee.text import plural
+from referee.text import plural, printable
 
 SectionKind = Literal["header", "deal", "turn", "round_end", "result", "notice"]
 
@@ -84,7 +84,9 @@ class _Painter:
         self.replay = replay
         self.g = _Glyphs(symbols)
         seats = replay.header.seats
-        self.labels = [f"#{s.seat} {_cut(s.label or s.identity.name)}" for s in seats]
+        # Every text from the log is shown through printable(): a name holding terminal
+        # escapes (ESC]0;..., ESC[2J) is shown, never obeyed, on a terminal or in a pipe.
+        self.labels = [f"#{s.seat} {_cut(printable(s.label or s.identity.name))}" for s in seats]
         self.width = max(len(label) for label in self.labels)
         self.rules = replay.header.rules
         # On a narrow console the phrases wrap sooner, so that the hands still fit.
@@ -239,7 +241,7 @@ def _header(p: _Painter) -> RenderableType:
     r = p.replay
     h = r.header
     g = p.g
-    title = Text(f"Match {h.match_id}", style="bold")
+    title = Text(f"Match {printable(h.match_id)}", style="bold")
     title.append(f"{g.dot}{h.players} players{g.dot}{h.rules.describe()} rules")
     if r.viewer is None:
         title.append(f"{g.dot}seed {h.seed}")
@@ -252,7 +254,7 @@ def _header(p: _Painter) -> RenderableType:
     for s in h.seats:
         ident = s.identity
         bot = ident.name + (f" {ident.version}" if ident.version else "") + (f" by {ident.author}" if ident.author else "")
-        seats.add_row(Text("  " + p.labels[s.seat], style="bold"), Text(bot), Text(s.source))
+        seats.add_row(Text("  " + p.labels[s.seat], style="bold"), Text(printable(bot)), Text(printable(s.source)))
     policy = h.fault_policy + (f" (a seat forfeits at {plural(h.max_strikes, 'strike')})" if h.fault_policy == "lenient" else " (the first fault forfeits)")
     parts: list[RenderableType] = [
         title,
@@ -407,7 +409,7 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
             f = step.fault
             t = Text()
             t.append(f"FAULT {f.kind}", style="bold red")
-            t.append(f", strike {f.strike} of {step.max_strikes}: {f.message}")
+            t.append(f", strike {f.strike} of {step.max_strikes}: {printable(f.message)}")
             if f.default_action is not None:
                 t.append(f" {g.arrow} the referee plays ", style="red")
                 t.append_text(_action(p, f.default_action))
@@ -418,7 +420,7 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
             t = Text()
             t.append("forfeits the match", style="bold red")
             if step.reason:
-                t.append(f" ({step.reason})")
+                t.append(f" ({printable(step.reason)})")
             if step.dead_hand:
                 t.append("; its hand ")
                 t.append_text(p.cards(step.dead_hand))
@@ -616,7 +618,7 @@ def _result(p: _Painter, r: ResultStep) -> RenderableType:
             row += [str(st.decisions), str(st.faults), f"{st.mean_latency_us / 1000:.2f}", f"{st.max_latency_us / 1000:.2f}"]
         row.append(note)
         table.add_row(*row)
-    notes = [Text(n, style="dim") for n in p.replay.notes]
+    notes = [Text(printable(n), style="dim") for n in p.replay.notes]
     if r.pot_left:
         notes.insert(0, Text(f"{plural(r.pot_left, 'chip')} left in the pot after the last round: nobody's", style="dim"))
     return Group(Rule("Result", style="dim"), head, table, *notes)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from referee.game.cards import Card
 from referee.game.state import ForfeitRecord, Match, Record, RoundResult
 from referee.log import LogWatcher, MatchLog, Position, iter_log, read_log, walk_log
 from referee.replay.model import Divergence, build_replay
+from referee.text import printable
 from referee.tournament.schedule import key_of_log
 from referee.tournament.store import DB_NAME, MatchRow, TournamentStore
 
@@ -76,8 +77,16 @@ class Verification:
 
 
 def verify_log(path: str | os.PathLike[str]) -> Verification:
-    """Verify one log; never raises for a bad log (its verdict says what is wrong)."""
-    p = Path(path)
+    """Verify one log; never raises for a bad log (its verdict says what is wrong).
+
+    Its detail and notes are :func:`~referee.text.printable`: a name in a crafted log cannot
+    send terminal escapes to whoever reads the verdict.
+    """
+    v = _verify_log(Path(path))
+    return replace(v, match_id=printable(v.match_id), detail=printable(v.detail), notes=tuple(map(printable, v.notes)))
+
+
+def _verify_log(p: Path) -> Verification:
     try:
         log = read_log(p)
         replay = build_replay(log, steps=False)
@@ -258,7 +267,7 @@ def _check_row(folder: Path, row: MatchRow) -> list[RowDivergence]:
     from referee.tournament.runner import with_absent
 
     def div(field: str, detail: str) -> list[RowDivergence]:
-        return [RowDivergence(row.key, field, detail)]
+        return [RowDivergence(row.key, field, printable(detail))]
 
     # Seats whose bot never started (or was disqualified) are not in the log: the match was
     # played among the rest, and the row places them last (the runner's with_absent).

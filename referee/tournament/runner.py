@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -516,29 +516,57 @@ class LocalPool:
         theirs.close()
         return _Slot(p, mine)
 
-    def run(self, tasks: Sequence[MatchTask], prepare: Callable[[MatchTask], MatchTask] | None = None) -> Iterator[TaskResult]:
-        """Play ``tasks`` on the pool, yielding results as they come (see the module doc)."""
-        if not tasks:
+    def run(self, tasks: Iterable[MatchTask], prepare: Callable[[MatchTask], MatchTask] | None = None) -> Iterator[TaskResult]:
+        """Play ``tasks`` on the pool, yielding results as they come (see the module doc).
+
+        ``tasks`` may be any iterable: it is read lazily, one task each time a worker is
+        free, so a feed that never ends (the arena's ladder) keeps the pool busy with tasks
+        chosen from the latest results. The run ends when the feed is exhausted and every
+        task it gave has finished.
+        """
+        feed = iter(tasks)
+        todo: deque[MatchTask] = deque()
+        first = next(feed, None)
+        if first is None:
             return
+        todo.append(first)
+        exhausted = False
+
+        def take() -> MatchTask | None:
+            nonlocal exhausted
+            if todo:
+                return todo.popleft()
+            if exhausted:
+                return None
+            t = next(feed, None)
+            exhausted = t is None
+            return t
+
         # spawn, not fork: gRPC's threads do not survive a fork.
         ctx = mp.get_context("spawn")
-        todo: deque[MatchTask] = deque(tasks)
         attempts: dict[str, int] = {}
-        slots = [self._spawn(ctx) for _ in range(min(self.jobs, len(tasks)))]
+        sent: dict[str, MatchTask] = {}
+        n = min(self.jobs, len(tasks)) if isinstance(tasks, Sized) else self.jobs
+        slots = [self._spawn(ctx) for _ in range(n)]
         finished = False
         try:
-            while todo or any(s.task is not None for s in slots):
+            while todo or not exhausted or any(s.task is not None for s in slots):
                 for s in slots:
-                    if s.task is None and todo:
-                        t = todo.popleft()
+                    if s.task is None:
+                        t = take()
+                        if t is None:
+                            continue
                         t = prepare(t) if prepare is not None else t
                         s.task = t
+                        sent[t.match.key] = t
                         s.deadline = time.monotonic() + startup_limit_s()
                         s.quiet_deadline = time.monotonic() + self.silence_limit_s
                         attempts[t.match.key] = attempts.get(t.match.key, 0) + 1
                         with contextlib.suppress(OSError):  # a dead worker: its sentinel says so below
                             s.conn.send(t)
                 busy = [s for s in slots if s.task is not None]
+                if not busy:
+                    continue  # the feed just ended (or retries are queued): the loop condition decides
                 timeout = max(0.0, min(min(s.deadline, s.quiet_deadline) for s in busy) - time.monotonic())
                 ready = set(wait([s.conn for s in busy] + [s.process.sentinel for s in slots], timeout))
                 for i, s in enumerate(slots):
@@ -558,7 +586,7 @@ class LocalPool:
                                 s.task = None
                                 r: TaskResult = payload
                                 if r.infra:
-                                    r = self._retry(r, attempts, todo, tasks)
+                                    r = self._retry(r, attempts, todo, sent)
                                 yield r
                             continue
                     elif s.process.sentinel in ready:
@@ -574,18 +602,18 @@ class LocalPool:
                     slots[i] = self._spawn(ctx)
                     if task is not None:
                         r = TaskResult(task.match.key, False, {}, failure, infra=True)
-                        yield self._retry(r, attempts, todo, tasks, task)
+                        yield self._retry(r, attempts, todo, sent, task)
             finished = True
         finally:
             _stop_all(slots, clean=finished)
 
     @staticmethod
     def _retry(
-        r: TaskResult, attempts: dict[str, int], todo: deque[MatchTask], tasks: Sequence[MatchTask], task: MatchTask | None = None
+        r: TaskResult, attempts: dict[str, int], todo: deque[MatchTask], sent: dict[str, MatchTask], task: MatchTask | None = None
     ) -> TaskResult:
         if attempts.get(r.key, 0) >= MAX_ATTEMPTS:
             return r
-        original = task or next(t for t in tasks if t.match.key == r.key)
+        original = task or sent[r.key]
         # Next rather than last: an SPRT test counts deals in order, and would wait for it.
         todo.appendleft(original)
         return dataclasses.replace(r, retrying=True)

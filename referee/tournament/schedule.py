@@ -19,6 +19,7 @@ Two other formats use the same deals, rotations and keys:
 from __future__ import annotations
 
 import hmac
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -117,6 +118,54 @@ def schedule_for(settings: TournamentSettings, bots: list[str]) -> list[Schedule
         return build_sprt_schedule(s.new, s.old, s.field, settings.games, settings.seed)
     challengers = settings.challengers if settings.format == "gauntlet" else None
     return build_schedule(bots, settings.table_size, settings.games, settings.seed, challengers=challengers)
+
+
+#: What a viewer (or the arena's API) says of a finished match whose deal is still in play.
+HELD_BACK = "held back until the deal is complete"
+
+
+@dataclass(frozen=True, slots=True)
+class DealProgress:
+    """Which deals of a schedule are complete, for deciding whose replays may be shown.
+
+    The rotations of a deal share one seed and so one deck (an SPRT test's two tables share
+    it too): the replay of a finished rotation, or its seed, shows every card of the
+    rotations still to be played, which anyone watching could relay to a bot. So a match's
+    replay, its log and its seed are public only when its deal is complete (every scheduled
+    match dealt from its seed finished) or the whole tournament is finished (an SPRT test
+    that stopped at its verdict leaves deals unplayed for good). Whether a match finished,
+    and its result, may be shown at once.
+    """
+
+    #: The seeds of the deals that have at least one scheduled match not finished.
+    in_play: frozenset[int]
+    #: Whether the tournament is over: then every replay is public.
+    tournament_finished: bool = False
+
+    @staticmethod
+    def of(schedule: Iterable[ScheduledMatch], done: Container[str], *, tournament_finished: bool = False) -> DealProgress:
+        """The progress of ``schedule`` when the matches of the keys in ``done`` are finished."""
+        return DealProgress(frozenset(m.seed for m in schedule if m.key not in done), tournament_finished)
+
+    def deal_complete(self, seed: int) -> bool:
+        """Whether every scheduled match dealt from ``seed`` (every rotation of the deal) is finished."""
+        return seed not in self.in_play
+
+    def replay_public(self, seed: int) -> bool:
+        """Whether a finished match dealt from ``seed`` may be replayed (its log and seed shown)."""
+        return self.tournament_finished or self.deal_complete(seed)
+
+
+def deal_complete(seed: int, schedule: Iterable[ScheduledMatch], done: Container[str]) -> bool:
+    """Whether the deal of ``seed`` is complete: every match of ``schedule`` dealt from it has
+    its key in ``done`` (see :class:`DealProgress`, which answers many at once)."""
+    return DealProgress.of(schedule, done).deal_complete(seed)
+
+
+def replay_public(seed: int, schedule: Iterable[ScheduledMatch], done: Container[str], *, tournament_finished: bool) -> bool:
+    """Whether a finished match dealt from ``seed`` may be replayed: its deal is complete or the
+    tournament is finished (see :class:`DealProgress`)."""
+    return DealProgress.of(schedule, done, tournament_finished=tournament_finished).replay_public(seed)
 
 
 def not_runnable(settings: TournamentSettings, bots: list[str]) -> str | None:

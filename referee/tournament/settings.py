@@ -11,6 +11,7 @@ from typing import Any
 
 from referee.bots.sandbox import BotLimits, SandboxConfig, check_env_entries, choose_sandbox
 from referee.game import MAX_PLAYERS, Rules, RulesError, rules_from_mapping
+from referee.game.errors import shown, shown_in
 from referee.text import plural
 from referee.timecontrol import TimeControl
 
@@ -32,7 +33,7 @@ def section(data: dict[str, Any], name: str) -> dict[str, Any]:
     """A copy of table ``name`` of the settings (empty if absent); an error if it is not a table."""
     value = data.get(name, {})
     if not isinstance(value, dict):
-        raise SettingsError(f"[{name}] must be a table of settings, got {value!r}")
+        raise SettingsError(f"[{name}] must be a table of settings, got {shown(value)}")
     return dict(value)
 
 
@@ -130,17 +131,17 @@ class TournamentSettings:
         if isinstance(self.table_size, bool) or not isinstance(self.table_size, int) or not (
             2 <= self.table_size <= MAX_PLAYERS
         ):
-            raise SettingsError(f"table_size must be a whole number from 2 to {MAX_PLAYERS}, got {self.table_size!r}")
+            raise SettingsError(f"table_size must be a whole number from 2 to {MAX_PLAYERS}, got {shown(self.table_size)}")
         if isinstance(self.games, bool) or not isinstance(self.games, int) or not 1 <= self.games <= 100_000:
-            raise SettingsError(f"games (deals per table) must be a whole number from 1 to 100000, got {self.games!r}")
+            raise SettingsError(f"games (deals per table) must be a whole number from 1 to 100000, got {shown(self.games)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**64:
-            raise SettingsError(f"seed must be a whole number from 0 to 2**64-1, got {self.seed!r}")
+            raise SettingsError(f"seed must be a whole number from 0 to 2**64-1, got {shown(self.seed)}")
         if self.fault_policy not in FAULT_POLICIES:
-            raise SettingsError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}, got {self.fault_policy!r}")
+            raise SettingsError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}, got {shown(self.fault_policy)}")
         if isinstance(self.max_strikes, bool) or not isinstance(self.max_strikes, int) or not 1 <= self.max_strikes <= 1000:
-            raise SettingsError(f"max_strikes must be a whole number from 1 to 1000, got {self.max_strikes!r}")
+            raise SettingsError(f"max_strikes must be a whole number from 1 to 1000, got {shown(self.max_strikes)}")
         if self.sandbox not in SANDBOX_MODES:
-            raise SettingsError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {self.sandbox!r}")
+            raise SettingsError(f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {shown(self.sandbox)}")
         try:
             check_env_entries(self.bot_env)
         except ValueError as e:
@@ -150,12 +151,12 @@ class TournamentSettings:
             or not isinstance(self.max_start_failures, int)
             or not 1 <= self.max_start_failures <= 1000
         ):
-            raise SettingsError(f"max_start_failures must be a whole number from 1 to 1000, got {self.max_start_failures!r}")
+            raise SettingsError(f"max_start_failures must be a whole number from 1 to 1000, got {shown(self.max_start_failures)}")
         self._check_format()
 
     def _check_format(self) -> None:
         if self.format not in FORMATS:
-            raise SettingsError(f"format must be one of {', '.join(FORMATS)}, got {self.format!r}")
+            raise SettingsError(f"format must be one of {', '.join(FORMATS)}, got {shown(self.format)}")
         for name in self.challengers:
             check_bot_name(name)
         if self.format == "gauntlet" and not self.challengers:
@@ -229,7 +230,7 @@ class TournamentSettings:
         try:
             tc = TimeControl(**tc_data)
         except (TypeError, ValueError) as e:
-            raise SettingsError(str(e)) from None
+            raise SettingsError(shown_in(str(e))) from None  # the time control echoes the value whole
         return TournamentSettings(
             rules=rules,
             table_size=flat.get("table_size", 2),
@@ -252,8 +253,9 @@ class TournamentSettings:
         """Settings from a TOML file's text: ``[tournament]``, ``[rules]``, ``[time_control]``."""
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise SettingsError(f"not valid TOML: {e}") from None
+        except (tomllib.TOMLDecodeError, ValueError) as e:
+            # ValueError: a number of more digits than Python reads (4300).
+            raise SettingsError(f"not valid TOML: {shown_in(str(e))}") from None
         return TournamentSettings.from_dict(data)
 
     def sandbox_config(self, folder: str | os.PathLike[str]) -> SandboxConfig | None:
@@ -295,18 +297,18 @@ def limits_from_mapping(data: dict[str, Any]) -> BotLimits:
     try:
         return BotLimits(**data)
     except ValueError as e:
-        raise SettingsError(str(e)) from None
+        raise SettingsError(shown_in(str(e))) from None  # the limits echo the value whole
 
 
 def _name_list(what: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise SettingsError(f"{what} must be a list of bot names, got {value!r}")
+        raise SettingsError(f"{what} must be a list of bot names, got {shown(value)}")
     return tuple(value)
 
 
 def _env_list(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise SettingsError(f"bot_env must be a list of NAME or NAME=VALUE texts, got {value!r}")
+        raise SettingsError(f"bot_env must be a list of NAME or NAME=VALUE texts, got {shown(value)}")
     return tuple(value)
 
 

@@ -68,6 +68,8 @@ from typing import Any, Literal
 
 from scipy.stats import norm
 
+from referee.game.errors import shown
+
 Model = Literal["pentanomial", "normal"]
 Verdict = Literal["H0", "H1", "undecided"]
 
@@ -205,7 +207,7 @@ class SprtParams:
         for name in ("elo0", "elo1", "alpha", "beta"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise SprtError(f"{name} must be a number, got {v!r}")
+                raise SprtError(f"{name} must be a number, got {shown(v)}")
         if not -1000 < self.elo0 < self.elo1 < 1000:
             raise SprtError(f"elo0 must be less than elo1 (both within +-1000), got elo0 {self.elo0:g}, elo1 {self.elo1:g}")
         for name in ("alpha", "beta"):
@@ -279,7 +281,7 @@ class SequentialTest:
 
     def __init__(self, params: SprtParams, model: Model, max_deals: int | None = None) -> None:
         if model not in ("pentanomial", "normal"):
-            raise SprtError(f"model must be 'pentanomial' or 'normal', got {model!r}")
+            raise SprtError(f"model must be 'pentanomial' or 'normal', got {shown(model)}")
         self.params = params
         self.model: Model = model
         self.max_deals = max_deals

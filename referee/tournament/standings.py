@@ -16,7 +16,7 @@ from openskill.models import PlackettLuce
 from scipy.stats import binomtest
 
 from referee.text import plural
-from referee.tournament.schedule import schedule_for
+from referee.tournament.schedule import DealProgress, schedule_for
 from referee.tournament.store import MatchRow, TournamentStore
 
 #: The fault kinds, as the referee names them on the wire, in the log and in the database
@@ -309,3 +309,21 @@ def tournament_standings(store: TournamentStore) -> Standings:
                 f"the sequential test ended ({result.verdict}) after {plural(result.deals, 'deal')}"
             )
     return standings
+
+
+def deal_progress(store: TournamentStore) -> DealProgress:
+    """Which of a tournament's deals are complete, as its store holds them (whose replays may
+    be shown: :meth:`DealProgress.replay_public`).
+
+    The tournament counts as finished when every scheduled match is played, or when an SPRT
+    test has its verdict.
+    """
+    settings = store.settings
+    schedule = schedule_for(settings, [b.name for b in store.bots()])
+    done = store.done_keys()
+    finished = bool(schedule) and all(m.key in done for m in schedule)
+    if not finished and settings.format == "sprt":
+        from referee.tournament.sprt_run import SprtMonitor  # sprt_run imports the runner
+
+        finished = SprtMonitor.from_store(store).finished
+    return DealProgress.of(schedule, done, tournament_finished=finished)

@@ -128,6 +128,8 @@ class _Guarded:
         except sqlite3.IntegrityError:
             raise  # a constraint: callers turn it into their own message
         except sqlite3.DatabaseError as e:
+            if _is_read_only(e):
+                raise StoreError(read_only_message(self._db, f"SQLite: {e}")) from None
             raise StoreError(f"{self._db}: database error ({e}); the database was left as it is") from None
 
     def execute(self, sql: str, params: Any = ()) -> _Cursor:
@@ -255,6 +257,12 @@ class TournamentStore:
         db = folder / DB_NAME
         if not db.exists():
             raise StoreError(f"{folder} is not a tournament folder (no {DB_NAME}); create one with 'thirtyone tournament new {folder}'")
+        if not readonly:
+            # Said before SQLite tries: in a folder it cannot write, it cannot make the WAL's
+            # files either, and its "unable to open database file" would read as damage.
+            why = _why_unwritable(db)
+            if why is not None:
+                raise StoreError(read_only_message(db, why))
         conn: sqlite3.Connection | None = None
         made_wal = readonly and not any(p.exists() for p in _wal_files(db))
         try:
@@ -274,6 +282,8 @@ class TournamentStore:
             return store
         except sqlite3.DatabaseError as e:
             _close(conn, db, made_wal)
+            if _is_read_only(e):
+                raise StoreError(read_only_message(db, f"SQLite: {e}")) from None
             raise StoreError(f"{db} is not a readable tournament database ({e}); it was left as it is") from None
         except BaseException:
             # Not left open for the garbage collector: a long-lived caller would keep the file.
@@ -462,6 +472,37 @@ class TournamentStore:
                 (row.key, row.table_key, row.deal, row.rotation, str(row.seed), json.dumps(list(row.seats)),
                  json.dumps(row.result), row.log_path, row.finished_at, row.duration_s),
             )
+
+
+def read_only_message(db: Path, why: str) -> str:
+    """What a command that writes the tournament says where its database is read-only."""
+    return (
+        f"{db} is read-only ({why}): this command writes the tournament's database; make the "
+        "folder and its files writable (or copy the tournament somewhere that is) and try again. "
+        "Reading it works as it is: standings, bots, replay, serve"
+    )
+
+
+def _why_unwritable(db: Path) -> str | None:
+    """Why ``db`` (with its folder and WAL files) cannot be written, or None if it can.
+
+    ``access(2)`` answers for the caller as the kernel would for a write: a read-only file
+    system (a read-only mount, a CD) refuses even root, whom file modes do not stop.
+    """
+    try:
+        if os.statvfs(db.parent).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    except OSError:
+        return None  # open() says what is wrong with the folder
+    for p in (db.parent, db, *_wal_files(db)):
+        if p.exists() and not os.access(p, os.W_OK):
+            return f"no permission to write {'the folder' if p == db.parent else p.name}"
+    return None
+
+
+def _is_read_only(e: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite refused a write to a read-only file (not damage)."""
+    return str(getattr(e, "sqlite_errorname", "")).startswith("SQLITE_READONLY") or "readonly database" in str(e)
 
 
 def _wal_files(db: Path) -> tuple[Path, Path]:

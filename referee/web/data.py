@@ -25,11 +25,14 @@ from referee.faults import LogError
 from referee.log import read_log
 from referee.replay.model import build_replay
 from referee.replay.verify import has_results, log_files, stored_result_of
+from referee.text import printable
+from referee.tournament.schedule import HELD_BACK, DealProgress
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.standings import (
     RatingPoint,
     Standings,
     compute_standings,
+    deal_progress,
     rating_history,
     tournament_rating_history,
     tournament_standings,
@@ -74,6 +77,11 @@ class NotFound(LookupError):
     """No such match (or view) in the folder."""
 
 
+class HeldBack(LookupError):
+    """A finished match whose replay is not shown yet: another rotation of its deal (the
+    same cards) is still to be played (:class:`~referee.tournament.schedule.DealProgress`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     """The match list's query: a bot to filter by, a sort, a page."""
@@ -96,7 +104,7 @@ def match_id(log_path: str | Path) -> str:
     return Path(log_path).stem
 
 
-def _row_json(row: MatchRow) -> dict[str, Any]:
+def _row_json(row: MatchRow, held_back: bool = False) -> dict[str, Any]:
     r = row.result
     seats = r.get("seats", [])
     winner = r.get("winner")
@@ -112,6 +120,8 @@ def _row_json(row: MatchRow) -> dict[str, Any]:
         "forfeits": sum(1 for s in seats if s.get("forfeited")),
         "finished_at": row.finished_at,
         "duration_s": round(row.duration_s, 3),
+        # Its result is shown; its replay (and seed) not yet: see DealProgress.
+        "held_back": held_back,
     }
 
 
@@ -149,7 +159,9 @@ class Source:
         self._cache: tuple[Any, dict[str, Any]] | None = None
         self._logs: dict[str, Path] = {}
         self._loose: tuple[Any, list[MatchRow]] | None = None
+        self._skipped: list[dict[str, str]] = []
         self._idx: _Index | None = None
+        self._deals: tuple[Any, DealProgress] | None = None
         self._computing: threading.Thread | None = None
         self._next_compute = 0.0
         self._error: str | None = None
@@ -183,6 +195,21 @@ class Source:
         except sqlite3.Error as e:
             raise StoreError(f"{self.folder / DB_NAME}: {e}") from None
 
+    def deals(self) -> DealProgress:
+        """Which deals of the tournament are complete (read again when the results change);
+        a folder of loose logs has no schedule, so nothing there is held back."""
+        if not self.tournament:
+            return DealProgress(frozenset(), tournament_finished=True)
+        sig = self.signature()
+        with self._lock:
+            if self._deals is not None and self._deals[0] == sig:
+                return self._deals[1]
+        with TournamentStore.open(self.folder, readonly=True) as store:
+            progress = deal_progress(store)
+        with self._lock:
+            self._deals = (sig, progress)
+        return progress
+
     # ------------------------------------------------------------ loose logs
 
     def _loose_rows(self) -> list[MatchRow]:
@@ -190,19 +217,33 @@ class Source:
         if self._loose is not None and self._loose[0] == sig:
             return self._loose[1]
         rows = []
+        skipped: list[dict[str, str]] = []
         for p in log_files(self.folder):
+            # A log that cannot be read, is cut short or diverges has no result to show: it is
+            # left out, with its reason, and the others are shown.
             try:
                 log = read_log(p)
-            except LogError:
+                result = stored_result_of(log)
+            except LogError as e:
+                skipped.append({"file": p.name, "reason": printable(str(e))})
                 continue
-            result = stored_result_of(log)
             if result is None:
+                why = "it has no footer (the match was not played to its end)" if log.footer is None else "it diverges from the game model"
+                skipped.append({"file": p.name, "reason": why})
                 continue
             names = tuple(s.label or s.identity.name for s in log.header.seats)
             when = datetime.fromtimestamp(p.stat().st_mtime, UTC).isoformat(timespec="seconds")
             rows.append(MatchRow(p.stem, "", 0, 0, log.header.seed, names, result, str(p.relative_to(self.folder)), when, 0.0))
         self._loose = (sig, rows)
+        self._skipped = skipped
         return rows
+
+    def skipped(self) -> list[dict[str, str]]:
+        """The logs of a folder of loose logs that are not shown: ``file`` and ``reason``."""
+        if self.tournament:
+            return []
+        self._loose_rows()
+        return list(self._skipped)
 
     # ------------------------------------------------------------ standings and history
 
@@ -238,7 +279,7 @@ class Source:
         started = time.monotonic()
         try:
             data = self._standings_now()
-        except (StoreError, sqlite3.Error) as e:
+        except (StoreError, LogError, sqlite3.Error) as e:
             with self._lock:
                 self._error = str(e)
                 self._computing = None
@@ -268,6 +309,7 @@ class Source:
         data["seed_text"] = str(shown["seed"]) if shown.get("seed") is not None else None
         data["history"] = history_json(history)
         data["source"] = {"folder": self.folder.name, "kind": "tournament" if self.tournament else "logs"}
+        data["skipped"] = self.skipped()
         return data
 
     # ------------------------------------------------------------ the match list
@@ -327,6 +369,7 @@ class Source:
             loose = {r.key: r for r in self._loose_rows()}
             rows = [loose[k] for k in keys if k in loose]
         total = len(chosen)
+        deals = self.deals()
         return {
             "total": total,
             "page": q.page,
@@ -335,8 +378,9 @@ class Source:
             "sort": q.sort,
             "desc": q.desc,
             "bot": q.bot,
-            "rows": [_row_json(r) for r in rows],
+            "rows": [_row_json(r, not deals.replay_public(r.seed)) for r in rows],
             "bots": idx.bots,
+            "skipped": self.skipped(),
         }
 
     def all_matches(self) -> list[dict[str, Any]]:
@@ -356,16 +400,26 @@ class Source:
         if path is None or not path.is_file():
             self._logs = {p.stem: p for p in log_files(self.folder)}
             path = self._logs.get(mid)
-        if path is None or (self.tournament and not self._finished(mid)):
+        row = self._finished(mid) if self.tournament and path is not None else None
+        if path is None or (self.tournament and row is None):
             # A tournament's match in play is not shown: its log holds the hands of a match
             # that is not over.
             raise NotFound(f"no finished match {mid!r} in {self.folder}")
+        if row is not None and not self.deals().replay_public(row[1]):
+            raise HeldBack(
+                f"the replay of match {row[0]} is {HELD_BACK}: every rotation of a deal is dealt the "
+                "same cards, and another rotation of this one is still to be played"
+            )
         return path
 
-    def _finished(self, mid: str) -> bool:
+    def _finished(self, mid: str) -> tuple[str, int] | None:
+        """The key and seed of the finished match ``mid``; None if it has not finished."""
         with self._db() as c:
-            found = c.execute("SELECT log_path FROM matches WHERE log_path LIKE ?", (f"%{mid}.jsonl",)).fetchall()
-        return any(match_id(p) == mid for (p,) in found)
+            found = c.execute("SELECT log_path, key, seed FROM matches WHERE log_path LIKE ?", (f"%{mid}.jsonl",)).fetchall()
+        for p, key, seed in found:
+            if match_id(p) == mid:
+                return str(key), int(seed)
+        return None
 
     def replay(self, mid: str, view: str) -> dict[str, Any]:
         """One view (``omni`` or a seat number) of match ``mid``, as JSON data."""
@@ -382,4 +436,4 @@ class Source:
         return data
 
 
-__all__ = ["NotFound", "Page", "Source", "StandingsJson", "history_json", "match_id", "replay_views"]
+__all__ = ["HeldBack", "NotFound", "Page", "Source", "StandingsJson", "history_json", "match_id", "replay_views"]

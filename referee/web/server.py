@@ -16,7 +16,8 @@ Endpoints (all ``GET``):
 - ``/api/matches?bot=&sort=key|finished|duration|rounds&desc=0|1&page=1&per=50`` one page of
   the match list;
 - ``/api/replay/ID?view=omni|SEAT`` one view of a match (ID: its log's file stem) as the
-  replay model's steps and frames.
+  replay model's steps and frames; 403 with ``"held_back": true`` while another rotation of
+  its deal (the same cards) is still to be played.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from referee.faults import LogError
 from referee.tournament.store import StoreError
-from referee.web.data import NotFound, Page, Source, match_id, replay_views
+from referee.web.data import HeldBack, NotFound, Page, Source, match_id, replay_views
 
 #: The page's files, shipped in the package (package-data).
 STATIC_FILES = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
@@ -70,8 +71,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, data: Any, status: int = 200) -> None:
         self._send(status, json.dumps(data, separators=(",", ":")).encode(), "application/json; charset=utf-8")
 
-    def _error(self, status: HTTPStatus, message: str) -> None:
-        self._json({"error": message}, status)
+    def _error(self, status: HTTPStatus, message: str, **extra: Any) -> None:
+        self._json({"error": message, **extra}, status)
 
     def do_GET(self) -> None:
         host = (self.headers.get("Host") or "").lower()
@@ -106,7 +107,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(HTTPStatus.NOT_FOUND, f"no such page: {path}")
         except NotFound as e:
             self._error(HTTPStatus.NOT_FOUND, str(e))
-        except (StoreError, LogError) as e:
+        except HeldBack as e:
+            # Not an error of the request: the replay exists and will be shown later.
+            self._error(HTTPStatus.FORBIDDEN, str(e), held_back=True)
+        except LogError as e:
+            # The log is at fault, not the server: the message names its line.
+            self._error(HTTPStatus.UNPROCESSABLE_ENTITY, str(e))
+        except StoreError as e:
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, str(e))
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -200,7 +207,9 @@ def export_site(source: Source, out: Path, *, on_match: Any = None) -> int:
         mid = m["id"]
         try:
             views = replay_views(source.log_path(mid))
-        except (NotFound, LogError):
+        except (NotFound, HeldBack, LogError):
+            # A match held back is in the list (its result), without its replay: the page
+            # says why (``held_back``).
             continue
         for v in views.values():
             v["id"] = mid

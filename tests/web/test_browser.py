@@ -108,6 +108,8 @@ def test_the_standings_page_shows_every_bot_with_the_numbers_of_standings_json(p
         cell = pg.locator(f"#h2h tr[data-bot='{h['bot']}'] td[data-opponent='{h['opponent']}']")
         assert float(cell.get_attribute("data-score") or "nan") == h["score"]
     assert "Complete" in pg.inner_text("#progress")
+    # The whole page fits a 1280-px window: no sideways scrolling.
+    assert pg.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
     shot(pg, "standings")
 
 

@@ -11,6 +11,8 @@
 
   var DATA = window.THIRTYONE_DATA || null;
   var MODE = DATA ? DATA.mode : "server"; // server | static | single
+  // The server's words (referee.tournament.schedule.HELD_BACK) for a replay not shown yet.
+  var HELD_BACK = "held back until the deal is complete";
   var PALETTE = ["#1e5aa8", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457", "#558b2f", "#283593"];
   var SUITS = { c: "♣", d: "♦", h: "♥", s: "♠" };
   var app = document.getElementById("app");
@@ -72,7 +74,11 @@
   function getJSON(url) {
     return fetch(url, { cache: "no-store" }).then(function (r) {
       return r.json().then(function (body) {
-        if (!r.ok) throw new Error(body && body.error ? body.error : r.status + " " + r.statusText);
+        if (!r.ok) {
+          var e = new Error(body && body.error ? body.error : r.status + " " + r.statusText);
+          e.heldBack = !!(body && body.held_back);
+          throw e;
+        }
         return body;
       });
     });
@@ -111,6 +117,12 @@
     },
     replay: function (id, view) {
       if (!DATA) return getJSON("api/replay/" + encodeURIComponent(id) + "?view=" + encodeURIComponent(view));
+      var listed = (DATA.matches || []).filter(function (m) { return m.id === id; })[0];
+      if (listed && listed.held_back) {
+        var e = new Error("the replay of match " + listed.key + " is " + HELD_BACK + ": every rotation of a deal is dealt the same cards, and another rotation of this one is still to be played");
+        e.heldBack = true;
+        return Promise.reject(e);
+      }
       return loadViews(id).then(function (views) {
         if (!views[view]) throw new Error("no view " + view + " of match " + id);
         return views[view];
@@ -171,6 +183,11 @@
   }
 
   function fail(e) {
+    if (e && e.heldBack) {
+      // Not a failure: the replay is shown once the deal's other rotations are played.
+      var back = MODE === "single" ? null : el("p", null, el("a", { href: "#/matches" }, "← matches"));
+      return setChildren(app, back, el("p", { cls: "warn", id: "held-back" }, "Not yet: " + e.message + "."));
+    }
     setChildren(app, el("p", { cls: "bad", id: "error" }, "Cannot show this page: " + (e && e.message ? e.message : String(e))));
   }
 
@@ -387,7 +404,9 @@
     var body = el("tbody");
     res.rows.forEach(function (m) {
       body.appendChild(el("tr", { "data-id": m.id },
-        el("td", { cls: "l" }, el("a", { href: "#/replay/" + encodeURIComponent(m.id) + "/omni/0", "data-match": m.id }, m.key)),
+        el("td", { cls: "l" }, m.held_back
+          ? el("span", { "data-match": m.id, "data-held-back": "1", title: "replay " + HELD_BACK }, m.key, el("span", { cls: "muted" }, " (replay " + HELD_BACK + ")"))
+          : el("a", { href: "#/replay/" + encodeURIComponent(m.id) + "/omni/0", "data-match": m.id }, m.key)),
         el("td", { cls: "l" }, m.seats.map(function (s, i) { return (i ? ", " : "") + s + " (" + m.placings[i] + ")"; }).join("")),
         el("td", { cls: "l" }, m.winner || "–"),
         el("td", null, m.rounds === null ? "" : String(m.rounds)),
@@ -400,7 +419,11 @@
       el("button", { id: "prev-page", disabled: res.page <= 1 ? "disabled" : null, onclick: function () { location.hash = matchHash(Object.assign({}, q, { page: res.page - 1 })); } }, "◀ previous"),
       el("span", { id: "page-info" }, "page " + res.page + " of " + res.pages + " · " + res.total + " matches"),
       el("button", { id: "next-page", disabled: res.page >= res.pages ? "disabled" : null, onclick: function () { location.hash = matchHash(Object.assign({}, q, { page: res.page + 1 })); } }, "next ▶"));
-    setChildren(app, el("h2", null, "Matches"), el("div", { cls: "controls" }, el("label", null, "bot ", filter)), t, nav);
+    // Logs of a folder that have no result to show (unreadable, cut short, diverging), with why.
+    var skipped = res.skipped || (DATA && DATA.standings && DATA.standings.skipped) || [];
+    var notes = skipped.length ? el("div", { id: "skipped" }, el("p", { cls: "warn" }, skipped.length + " log" + (skipped.length > 1 ? "s" : "") + " not shown:"),
+      el("ul", null, skipped.map(function (x) { return el("li", { "data-file": x.file }, x.file + ": " + x.reason); }))) : null;
+    setChildren(app, el("h2", null, "Matches"), el("div", { cls: "controls" }, el("label", null, "bot ", filter)), t, nav, notes);
   }
 
   // ------------------------------------------------------------ the replay viewer

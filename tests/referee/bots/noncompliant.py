@@ -19,6 +19,7 @@ nothing sent but answers, streams ended with OK, death by SIGTERM's default acti
   serial         serves one Play stream at a time (the contract wants several at once)
   end_error      ends each Play stream with an INTERNAL error after match_end
   sigterm_proof  ignores SIGTERM (the referee must SIGKILL it)
+  sigterm_exit_1 exits with code 1 on SIGTERM (as many runtimes' shutdown paths do)
 
 The bot serves at ``$THIRTYONE_BOT_ADDRESS`` (or ``--address``). With ``--pid-dir`` it writes
 a file named after its pid there.
@@ -123,6 +124,8 @@ def main() -> None:
         Path(args.pid_dir, str(os.getpid())).write_text("bot")
     if args.mode == "sigterm_proof":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if args.mode == "sigterm_exit_1":
+        signal.signal(signal.SIGTERM, lambda *_: os._exit(1))
     asyncio.run(serve(args))
 
 

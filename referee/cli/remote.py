@@ -1,0 +1,207 @@
+"""``thirtyone remote``: a bot author's client of an arena service (HTTP JSON, httpx).
+
+``remote login URL`` keeps the URL and the API token in ``$XDG_CONFIG_HOME/thirtyone/remote.json``
+(``~/.config`` by default), readable by the user alone; every other command uses them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from referee.cli.app import app
+from referee.cli.console import err, fail, out
+from referee.tournament.botfiles import IGNORED
+
+remote_app = typer.Typer(help="Use an arena service: log in, upload bots, read standings, matches and your bots' logs.", no_args_is_help=True)
+app.add_typer(remote_app, name="remote")
+
+CONFIG_NAME = "remote.json"
+#: A download's side file: the match's commitment and seed, read by ``replay --verify``.
+SIDE_SUFFIX = ".arena.json"
+TIMEOUT_S = 60.0
+
+
+def config_path() -> Path:
+    """Where the login is kept (``XDG_CONFIG_HOME`` honoured)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "thirtyone" / CONFIG_NAME
+
+
+def _login() -> tuple[str, str]:
+    path = config_path()
+    try:
+        data = json.loads(path.read_text())
+        return str(data["url"]), str(data["token"])
+    except FileNotFoundError:
+        fail("not logged in to an arena: run 'thirtyone remote login URL' first")
+    except (OSError, ValueError, KeyError) as e:
+        fail(f"{path} cannot be read ({e}); run 'thirtyone remote login URL' again")
+
+
+def _api_error(r: Any) -> NoReturn:
+    try:
+        message = r.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = r.text[:300] or r.reason_phrase
+    fail(f"the arena says ({r.status_code}): {message}")
+
+
+def _request(method: str, path: str, *, url: str | None = None, token: str | None = None, **kw: Any) -> Any:
+    import httpx
+
+    if url is None or token is None:
+        url, token = _login()
+    try:
+        r = httpx.request(method, url.rstrip("/") + path, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT_S, **kw)
+    except httpx.HTTPError as e:
+        fail(f"cannot reach the arena at {url}: {e}")
+    if r.status_code >= 400:
+        _api_error(r)
+    return r
+
+
+def _json(method: str, path: str, **kw: Any) -> Any:
+    return _request(method, path, **kw).json()
+
+
+@remote_app.command("login")
+def login(url: Annotated[str, typer.Argument(help="The arena's address, e.g. https://arena.example.org")]) -> None:
+    """Log in with an API token: asked for, or read from standard input when that is not a terminal."""
+    if not url.startswith(("http://", "https://")):
+        fail(f"{url!r} is not an http:// or https:// address")
+    if sys.stdin.isatty():
+        token = typer.prompt("API token", hide_input=True)
+    else:
+        token = sys.stdin.readline()
+    token = token.strip()
+    if not token:
+        fail("no token given")
+    me = _json("GET", "/api/v1/me", url=url, token=token)
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"url": url.rstrip("/"), "token": token}, f)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    err.print(f"logged in to {escape(url)} as {escape(me['name'])} (kept in {escape(str(path))})")
+
+
+def pack_folder(folder: Path) -> bytes:
+    """A bot folder as a .tar.gz (version control and caches left out; links refused)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for p in sorted(folder.rglob("*")):
+            rel = p.relative_to(folder)
+            if any(part in IGNORED for part in rel.parts):
+                continue
+            if p.is_symlink():
+                fail(f"{p} is a link; the arena takes no links: copy the file in its place")
+            tf.add(p, arcname=str(rel), recursive=False)
+    return buf.getvalue()
+
+
+@remote_app.command("submit")
+def submit(
+    path: Annotated[Path, typer.Argument(help="A bot folder (with bot.toml), an archive of one, or one Python file (.py).")],
+    name: Annotated[str | None, typer.Option(help="The bot's name (default: the manifest's, or the file's).")] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the validation's verdict.")] = False,
+) -> None:
+    """Upload a new version of your bot; it is validated in the background."""
+    if path.is_dir():
+        data, filename = pack_folder(path), path.resolve().name + ".tar.gz"
+    elif path.is_file():
+        data, filename = path.read_bytes(), path.name
+    else:
+        fail(f"no such file or folder: {path}")
+    params = {"filename": filename, **({"name": name} if name else {})}
+    v = _json("POST", "/api/v1/versions", params=params, content=data)
+    err.print(f"uploaded {escape(v['label'])} (version {v['id']}): {v['status']}")
+    if wait:
+        while v["status"] in ("queued", "validating"):
+            time.sleep(1.0)
+            v = _json("GET", f"/api/v1/versions/{v['id']}")
+        err.print(f"{escape(v['label'])}: {v['status']}" + (f"\n{escape(v['reason'])}" if v["reason"] else ""))
+        if v["status"] == "rejected":
+            raise typer.Exit(1)
+    out.print(v["id"], highlight=False)
+
+
+@remote_app.command("status")
+def status() -> None:
+    """Your versions and their validation."""
+    table = Table("id", "version", "status", "matches", "mu", "sigma", "uploaded", "reason")
+    for v in _json("GET", "/api/v1/versions"):
+        reason = v["reason"].splitlines()[0] if v["reason"] else ""
+        table.add_row(str(v["id"]), escape(v["label"]), v["status"], str(v["matches"]), f"{v['mu']:.2f}", f"{v['sigma']:.2f}",
+                      v["uploaded_at"], escape(reason))
+    out.print(table)
+
+
+@remote_app.command("standings")
+def standings(as_json: Annotated[bool, typer.Option("--json", help="Print the JSON the arena sends.")] = False) -> None:
+    """The leaderboard."""
+    data = _json("GET", "/api/v1/standings")
+    if as_json:
+        out.print_json(data=data)
+        return
+    table = Table("#", "version", "owner", "mu", "sigma", "matches", "win rate", "status")
+    for row in data["standings"]:
+        table.add_row(str(row["rank"]), escape(row["label"]), escape(row["owner"]), f"{row['mu']:.2f}", f"{row['sigma']:.2f}",
+                      str(row["matches"]), f"{row['win_rate']:.0%}", row["status"])
+    out.print(table)
+    err.print("official figures (refit)" if data["official_at"] else "live ratings (the official refit has not run yet)")
+
+
+@remote_app.command("matches")
+def matches(
+    bot: Annotated[str | None, typer.Option(help="Only this bot's matches.")] = None,
+    limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20,
+) -> None:
+    """Recent matches."""
+    params: dict[str, Any] = {"limit": limit, **({"bot": bot} if bot else {})}
+    table = Table("match", "status", "seats", "placings", "log")
+    for m in _json("GET", "/api/v1/matches", params=params):
+        seats = ", ".join(s["label"] for s in m["seats"])
+        table.add_row(m["key"], m["status"], escape(seats), " ".join(map(str, m.get("placings", []))), "yes" if "log" in m else "")
+    out.print(table)
+
+
+@remote_app.command("logs")
+def logs(match: Annotated[str, typer.Argument(help="The match's key.")]) -> None:
+    """What your bot wrote (stdout and stderr) in a match."""
+    data = _json("GET", f"/api/v1/matches/{match}/output")
+    for seat in data["seats"]:
+        err.print(f"--- seat {seat['seat']}: {escape(seat['label'])} ---")
+        out.print(seat["output"], markup=False, highlight=False, end="")
+
+
+@remote_app.command("download")
+def download(
+    match: Annotated[str, typer.Argument(help="The match's key.")],
+    dest: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the log into.", show_default="the current folder")] = Path("."),
+) -> None:
+    """Download a match's log (and its seed commitment beside it, for 'thirtyone replay --verify')."""
+    info = _json("GET", f"/api/v1/matches/{match}")
+    if "log" not in info:
+        fail(f"match {match}'s log is not public yet: every rotation of its deal must finish first")
+    r = _request("GET", f"/api/v1/matches/{match}/log")
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / f"{match}.jsonl"
+    path.write_bytes(r.content)
+    side = {"match": match, "commitment": info["commitment"], "seed": info["seed"]}
+    Path(str(path) + SIDE_SUFFIX).write_text(json.dumps(side, indent=1) + "\n")
+    err.print(f"verify it with: thirtyone replay {escape(str(path))} --verify")
+    out.print(str(path), highlight=False)

@@ -1,0 +1,390 @@
+"""The ladder loop: validation, scheduling and results, in one process of their own.
+
+``arena serve`` starts this as a child process (``python -m referee.ladder.loop FOLDER``),
+beside the web service, and stops it with SIGTERM. It is the only writer of results:
+
+- a **validation** thread takes queued versions one at a time and runs ``check-bot``'s
+  compliance check and the validation match against the random bot, in the tournament's
+  sandbox, as ``thirtyone submit`` does (:mod:`referee.tournament.submit`); a version
+  becomes active or rejected with the reason. A stop mid-validation puts it back in the
+  queue at the next start;
+- the **scheduler** feeds the runner's :class:`~referee.tournament.runner.LocalPool` lazily:
+  each time a worker is free it gets the next pending rotation, or, with none left, a new
+  table (:mod:`referee.ladder.scheduler`), whose seed's commitment is stored before it is
+  played. Each result is committed with the live ratings it moves, in one transaction,
+  with SIGINT and SIGTERM held back for those milliseconds; a match killed in flight
+  stays pending and is played again from the same seed after a restart, never counted twice;
+- a **refit** thread recomputes the official ratings now and then.
+
+With ``--ray ADDRESS`` the matches go to the Ray executor instead, a few tables at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import os
+import random
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.faults import BotError
+from referee.ladder import fairness, ratings
+from referee.ladder.errors import ArenaError
+from referee.ladder.scheduler import Candidate, choose_table
+from referee.ladder.settings import ArenaSettings, load
+from referee.ladder.store import ArenaStore, LadderMatch, Version, read_secret
+from referee.tournament.botfiles import BotFilesError, check_unchanged
+from referee.tournament.runner import (
+    BotLaunch,
+    LocalPool,
+    MatchTask,
+    TaskResult,
+    log_name,
+    output_dir_of,
+    tmp_root_of,
+)
+from referee.tournament.schedule import ScheduledMatch
+from referee.tournament.submit import (
+    SubmissionError,
+    check_compliance,
+    folder_spec,
+    unstage,
+    validate,
+)
+
+LOCK_NAME = "ladder.lock"
+#: Times the infrastructure may fail one match (over runs) before it is given up as void.
+MAX_MATCH_FAILURES = 3
+#: Seconds an idle ladder waits before looking for work again.
+IDLE_S = 0.5
+#: Tables handed to a batch executor (Ray) at a time.
+RAY_BATCH_TABLES = 8
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGINT: the ladder stops (the matches in flight are played again next start)."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Stopped()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait (pending) while a result is committed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+@contextlib.contextmanager
+def ladder_lock(folder: Path) -> Iterator[None]:
+    """One ladder per arena folder (an ``flock``, released by the kernel even on SIGKILL)."""
+    with open(folder / LOCK_NAME, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ArenaError(f"{folder}: another ladder is running on this arena") from None
+        yield
+
+
+def version_launch(folder: Path, v: Version) -> BotLaunch:
+    """How a worker starts a version: its frozen folder, checked against its hash first."""
+    files = str((folder / v.files).resolve())
+    return BotLaunch(v.label, f"{v.label}={v.command}", files, "folder", files, v.sha256)
+
+
+@dataclass
+class Ladder:
+    """The ladder of one arena folder (see the module doc)."""
+
+    folder: Path
+    jobs: int = 1
+    ray_address: str | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        self.folder = self.folder.resolve()
+        self.settings: ArenaSettings = load(self.folder)
+        self.secret = read_secret(self.folder)
+        self.stopping = threading.Event()
+        self.rng = random.Random(self.seed)
+        #: Keys handed to the executor and not finished yet.
+        self._sent: set[str] = set()
+        self._versions: dict[int, Version] = {}
+        #: Each version's failures to start in a row (by label), in this run.
+        self._start_failures: dict[str, int] = {}
+
+    # ------------------------------------------------------------- the run
+
+    def run(self) -> None:
+        """Validate, schedule and play until :attr:`stopping` is set or a signal stops it."""
+        with ladder_lock(self.folder):
+            self._clean()
+            store = ArenaStore.open(self.folder, settings=self.settings)
+            try:
+                n = store.requeue_validating()
+                if n:
+                    _say(f"{n} validation(s) cut short by the last stop are queued again")
+                threads = [
+                    threading.Thread(target=self._guard, args=(self._validate_forever,), name="validation", daemon=True),
+                    threading.Thread(target=self._guard, args=(self._refit_forever,), name="refit", daemon=True),
+                ]
+                for t in threads:
+                    t.start()
+                while not self.stopping.is_set():
+                    if not self._has_work(store):
+                        self.stopping.wait(IDLE_S)
+                        continue
+                    try:
+                        self._play(store)
+                    except (ArenaError, OSError) as e:
+                        _say(f"the ladder hit a problem and carries on in a moment: {e}")
+                        self.stopping.wait(2.0)
+            finally:
+                self.stopping.set()
+                store.close()
+                shutil.rmtree(tmp_root_of(self.folder), ignore_errors=True)
+
+    def _clean(self) -> None:
+        running = self.folder / "running"
+        shutil.rmtree(running, ignore_errors=True)
+        running.mkdir(mode=0o700)
+        tmp = tmp_root_of(self.folder)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def _guard(self, fn: Any) -> None:
+        # A background thread's failure is said, and the thread starts over: it never takes
+        # the ladder down, and never dies silently.
+        while not self.stopping.is_set():
+            try:
+                fn()
+                return
+            except Exception as e:
+                _say(f"{threading.current_thread().name} failed and starts again: {type(e).__name__}: {e}")
+                self.stopping.wait(2.0)
+
+    def _has_work(self, store: ArenaStore) -> bool:
+        if store.pending_matches():
+            return True
+        return not store.paused and len(store.candidates()) >= self.settings.play.table_size
+
+    def _play(self, store: ArenaStore) -> None:
+        self._sent.clear()
+        feed = self._feed(store)
+        if self.ray_address is not None:
+            from referee.tournament.ray_executor import RayExecutor
+
+            batch = []
+            for t in feed:
+                batch.append(t)
+                if len(batch) >= RAY_BATCH_TABLES * self.settings.play.table_size:
+                    break
+            results = RayExecutor(self.ray_address, self.jobs).run(batch)
+        else:
+            results = LocalPool(self.jobs).run(feed)
+        try:
+            for r in results:
+                self._result(store, r)
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+
+    # ------------------------------------------------------------- scheduling
+
+    def _feed(self, store: ArenaStore) -> Iterator[MatchTask]:
+        """Tasks, one at a time, chosen when a worker is free (see the module doc)."""
+        while not self.stopping.is_set():
+            waiting = [m for m in store.pending_matches() if m.key not in self._sent]
+            if waiting:
+                m = waiting[0]
+            else:
+                if store.paused:
+                    return
+                cands = [Candidate(*c) for c in store.candidates()]
+                choice = choose_table(cands, self.settings.play.table_size, self.settings.placement_tables, self.rng)
+                if choice is None:
+                    return
+                matches = store.schedule_table(
+                    choice.seats, lambda tid: fairness.commitment(fairness.deal_seed(self.secret, tid)), placement=choice.placement
+                )
+                m = matches[0]
+            self._sent.add(m.key)
+            yield self._task(store, m)
+
+    def _version(self, store: ArenaStore, vid: int) -> Version:
+        v = store.version(vid)
+        self._versions[vid] = v
+        return v
+
+    def _task(self, store: ArenaStore, m: LadderMatch) -> MatchTask:
+        folder = self.folder
+        seat_versions = [self._version(store, vid) for vid in m.seats]
+        table = tuple(v.label for v in sorted(seat_versions, key=lambda v: v.id))
+        labels = tuple(v.label for v in seat_versions)
+        sm = ScheduledMatch(m.key, table, m.table_id, m.rotation, labels, fairness.deal_seed(self.secret, m.table_id))
+        running = folder / "running"
+        return MatchTask(
+            match=sm,
+            log_path=str(running / log_name(m.key)),
+            bots=tuple(version_launch(folder, v) for v in seat_versions),
+            settings=self.settings.play.to_dict(),
+            sandbox=self.settings.play.sandbox_config(folder),
+            absent=tuple(v.label for v in seat_versions if v.status == "disqualified"),
+            tmp_root=str(tmp_root_of(folder)),
+            output_dir=str(running / (log_name(m.key).removesuffix(".jsonl") + ".output")),
+        )
+
+    # ------------------------------------------------------------- results
+
+    def _result(self, store: ArenaStore, r: TaskResult) -> None:
+        if r.retrying:
+            return
+        self._sent.discard(r.key)
+        if not r.ok:
+            n = store.note_failure(r.key, r.error)
+            if n >= MAX_MATCH_FAILURES:
+                store.void_match(r.key, f"given up after {n} failures of the referee's own: {r.error}")
+                _say(f"match {r.key} given up after {n} infrastructure failures: {r.error}")
+            return
+        with _signals_held():
+            self._commit(store, r)
+        self._note_starts(store, r)
+
+    def _note_starts(self, store: ArenaStore, r: TaskResult) -> None:
+        """A version that fails to start this many times in a row is disqualified (it forfeits
+        its seats meanwhile), as a tournament's bot is."""
+        for label in r.started:
+            self._start_failures.pop(label, None)
+        by_label = {v.label: v for v in self._versions.values()}
+        for label, why in r.start_failures.items():
+            n = self._start_failures[label] = self._start_failures.get(label, 0) + 1
+            v = by_label.get(label)
+            if v is not None and n >= self.settings.play.max_start_failures:
+                first = why.splitlines()[0] if why else "no reason given"
+                store.set_status(v.id, "disqualified", f"failed to start {n} times in a row (last: {first})")
+                _say(f"version {label} disqualified: it failed to start {n} times in a row")
+
+    def _commit(self, store: ArenaStore, r: TaskResult) -> None:
+        m = store.match(r.key)
+        folder = self.folder
+        rel = ""
+        running_log = folder / "running" / log_name(r.key)
+        if r.has_log and running_log.exists():
+            dest = folder / "logs" / log_name(r.key)
+            os.replace(running_log, dest)
+            rel = str(dest.relative_to(folder))
+        out_src = folder / "running" / (log_name(r.key).removesuffix(".jsonl") + ".output")
+        out_dest = output_dir_of(folder, r.key)
+        if out_src.is_dir():
+            shutil.rmtree(out_dest, ignore_errors=True)
+            out_dest.parent.mkdir(exist_ok=True)
+            os.replace(out_src, out_dest)
+        # The latest ratings, not those at scheduling: other tables finished meanwhile.
+        current = [(store.version(v).mu, store.version(v).sigma) for v in m.seats]
+        placings = [int(p) for p in r.result["placings"]]
+        moved = ratings.live_update(current, placings)
+        store.record_result(r.key, r.result, rel, r.duration_s, dict(zip(m.seats, moved, strict=True)))
+
+    # ------------------------------------------------------------- validation and refit
+
+    def _validate_forever(self) -> None:
+        store = ArenaStore.open(self.folder, settings=self.settings)
+        try:
+            while not self.stopping.is_set():
+                v = store.claim_queued()
+                if v is None:
+                    self.stopping.wait(IDLE_S)
+                    continue
+                try:
+                    status, reason, identity = self.validate_version(v)
+                except Exception as e:  # the arena's own failure: said, never left 'validating'
+                    status, reason, identity = "rejected", f"the arena could not validate it ({type(e).__name__}: {e}); upload it again", None
+                store.set_status(v.id, status, reason, identity=identity)
+                _say(f"version {v.label} (#{v.id}): {status}" + (f": {reason.splitlines()[0]}" if reason else ""))
+        finally:
+            store.close()
+
+    def validate_version(self, v: Version) -> tuple[str, str, tuple[str, str, str] | None]:
+        """Check a version as ``submit`` checks a bot: (status, reason, bot identity)."""
+        files = (self.folder / v.files).resolve()
+        play = self.settings.play
+        shown = {files: Path(f"<{v.source}>")}
+        try:
+            check_unchanged(files, v.sha256, name=v.label)
+            sandbox = play.sandbox_config(self.folder)
+            spec = folder_spec(f"{v.label}={v.command}", files)
+            check_compliance(spec, play, sandbox)
+            identity = validate(spec, str(files), play, sandbox)
+        except (SubmissionError, BotError, BotFilesError) as e:
+            return "rejected", unstage(str(e), shown), None
+        return "active", "", identity
+
+    def _refit_forever(self) -> None:
+        store = ArenaStore.open(self.folder, settings=self.settings)
+        done = -1
+        try:
+            while not self.stopping.is_set():
+                n = store.counts().get("done", 0)
+                if n and n != done:
+                    ratings.refit_store(store)
+                    done = n
+                self.stopping.wait(self.settings.refit_every_s)
+        finally:
+            store.close()
+
+
+def _say(text: str) -> None:
+    print(f"ladder: {text}", file=sys.stderr, flush=True)
+
+
+def _watch_parent(parent: int) -> None:
+    # The service that started this ladder was killed (kill -9): stop as on SIGTERM.
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one arena's ladder until SIGTERM or SIGINT (``arena serve`` runs this)."""
+    parser = argparse.ArgumentParser(prog="python -m referee.ladder.loop")
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("-j", "--jobs", type=int, default=1)
+    parser.add_argument("--ray", default=None)
+    parser.add_argument("--watch-parent", type=int, default=0)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    if args.watch_parent:
+        threading.Thread(target=_watch_parent, args=(args.watch_parent,), daemon=True).start()
+    try:
+        Ladder(args.folder, args.jobs, args.ray).run()
+    except Stopped:
+        return 0
+    except ArenaError as e:
+        _say(str(e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

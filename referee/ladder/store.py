@@ -1,0 +1,720 @@
+"""The arena's store: one SQLite database (WAL) in the arena folder, behind this module alone.
+
+Two processes use it: the service (accounts, uploads, reads) and the ladder (validation,
+scheduling, results; the only writer of results). Each opens its own connections through
+the tournament store's :func:`~referee.tournament.store.connect`, which never creates a
+database where one is missing; a busy timeout lets the two take turns. Every write is one
+transaction, so a process killed at any moment leaves the database whole: a match is
+``pending`` until its result is committed with the ratings it moves, and is then ``done``
+exactly once.
+
+Nothing outside this module writes SQL, so a server database could replace SQLite later.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from referee.ladder.errors import ArenaError, Conflict, NotFound
+from referee.ladder.settings import SETTINGS_NAME, ArenaSettings, load, to_toml
+from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect
+
+DB_NAME = "arena.db"
+SECRET_NAME = "secret"
+SCHEMA_VERSION = 1
+#: Milliseconds a connection waits for the other process's transaction to end.
+BUSY_TIMEOUT_MS = 15_000
+
+#: A version's life: uploaded (queued), being checked (validating), then active (it plays)
+#: or rejected; later retired (a newer version took its place), withdrawn by its owner, or
+#: disqualified by an admin. Only active versions are scheduled.
+STATUSES = ("queued", "validating", "active", "rejected", "retired", "withdrawn", "disqualified")
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE users (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, admin INTEGER NOT NULL DEFAULT 0,
+    disabled INTEGER NOT NULL DEFAULT 0, password TEXT, created_at TEXT NOT NULL
+);
+CREATE TABLE tokens (
+    id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
+    hash TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT
+);
+CREATE TABLE sessions (
+    hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
+    csrf TEXT NOT NULL, expires_at TEXT NOT NULL
+);
+CREATE TABLE invites (hash TEXT PRIMARY KEY, created_at TEXT NOT NULL, used_by INTEGER);
+CREATE TABLE bots (
+    id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),
+    name TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL
+);
+CREATE TABLE versions (
+    id INTEGER PRIMARY KEY, bot_id INTEGER NOT NULL REFERENCES bots(id), number INTEGER NOT NULL,
+    status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
+    command TEXT NOT NULL, files TEXT NOT NULL, sha256 TEXT NOT NULL,
+    n_files INTEGER NOT NULL, size INTEGER NOT NULL, source TEXT NOT NULL,
+    bot_name TEXT NOT NULL DEFAULT '', bot_version TEXT NOT NULL DEFAULT '', author TEXT NOT NULL DEFAULT '',
+    uploaded_at TEXT NOT NULL, status_at TEXT NOT NULL,
+    mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL DEFAULT 0,
+    wins INTEGER NOT NULL DEFAULT 0, tables INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (bot_id, number)
+);
+CREATE INDEX versions_status ON versions (status);
+CREATE TABLE ladder_tables (
+    id INTEGER PRIMARY KEY, seats TEXT NOT NULL, commitment TEXT NOT NULL,
+    placement INTEGER NOT NULL, created_at TEXT NOT NULL, finished_at TEXT
+);
+CREATE TABLE matches (
+    key TEXT PRIMARY KEY, table_id INTEGER NOT NULL REFERENCES ladder_tables(id), rotation INTEGER NOT NULL,
+    seats TEXT NOT NULL, status TEXT NOT NULL, result TEXT, log_path TEXT NOT NULL DEFAULT '',
+    finished_at TEXT, duration_s REAL NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX matches_status ON matches (status);
+CREATE INDEX matches_table ON matches (table_id);
+CREATE TABLE match_seats (
+    version_id INTEGER NOT NULL, key TEXT NOT NULL, seat INTEGER NOT NULL, PRIMARY KEY (version_id, key)
+);
+CREATE TABLE official (
+    version_id INTEGER PRIMARY KEY, mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL,
+    wins INTEGER NOT NULL, win_low REAL NOT NULL, win_high REAL NOT NULL, faults TEXT NOT NULL
+);
+CREATE TABLE infra_failures (id INTEGER PRIMARY KEY, key TEXT NOT NULL, error TEXT NOT NULL, at TEXT NOT NULL)
+"""
+
+
+class _NoInvite(Exception):
+    """Rolls back a sign-up whose invite code is not valid."""
+
+
+def now() -> str:
+    """The current UTC time as ISO text."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def ago(seconds: float) -> str:
+    """The UTC time ``seconds`` ago, as :func:`now` writes it (ISO text sorts as time)."""
+    return (datetime.now(UTC) - timedelta(seconds=seconds)).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """An account."""
+
+    id: int
+    name: str
+    admin: bool
+    disabled: bool
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One uploaded version of a user's bot."""
+
+    id: int
+    bot: str
+    number: int
+    owner_id: int
+    owner: str
+    status: str
+    reason: str
+    command: str
+    #: The version's frozen folder, relative to the arena folder.
+    files: str
+    sha256: str
+    n_files: int
+    size: int
+    source: str
+    bot_name: str
+    bot_version: str
+    author: str
+    uploaded_at: str
+    status_at: str
+    mu: float
+    sigma: float
+    matches: int
+    wins: int
+    tables: int
+
+    @property
+    def label(self) -> str:
+        """The version's name in matches, logs and standings: ``greedy.v3``."""
+        return f"{self.bot}.v{self.number}"
+
+
+@dataclass(frozen=True, slots=True)
+class LadderMatch:
+    """One match of a ladder table: one rotation of its deal."""
+
+    key: str
+    table_id: int
+    rotation: int
+    #: Version ids, seat 0 first.
+    seats: tuple[int, ...]
+    status: str
+    result: dict[str, Any] | None
+    log_path: str
+    finished_at: str | None
+    duration_s: float
+    commitment: str
+    #: Whether every rotation of this match's deal is finished (its log and seed are public then).
+    deal_done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Official:
+    """A version's official figures: the order-free refit over all its matches."""
+
+    mu: float
+    sigma: float
+    matches: int
+    wins: int
+    win_low: float
+    win_high: float
+    faults: dict[str, int]
+
+
+_VERSION_COLUMNS = (
+    "v.id, b.name, v.number, b.user_id, u.name, v.status, v.reason, v.command, v.files, v.sha256, v.n_files, "
+    "v.size, v.source, v.bot_name, v.bot_version, v.author, v.uploaded_at, v.status_at, v.mu, v.sigma, "
+    "v.matches, v.wins, v.tables"
+)
+_VERSION_FROM = "versions v JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id"
+_MATCH_COLUMNS = (
+    "m.key, m.table_id, m.rotation, m.seats, m.status, m.result, m.log_path, m.finished_at, m.duration_s, "
+    "t.commitment, t.finished_at IS NOT NULL"
+)
+
+
+def match_key(table_id: int, rotation: int) -> str:
+    """A ladder match's key: its table (the deal) and the seat rotation, ``00000042-r1``."""
+    return f"{table_id:08d}-r{rotation}"
+
+
+def _match(row: Sequence[Any]) -> LadderMatch:
+    key, tid, rot, seats, status, result, log, fin, dur, commit, done = row
+    return LadderMatch(
+        key, int(tid), int(rot), tuple(json.loads(seats)), status, json.loads(result) if result else None,
+        log, fin, float(dur), commit, bool(done),
+    )
+
+
+def create(folder: Path, settings: ArenaSettings) -> None:
+    """Make a new arena in ``folder`` (new or empty): settings, secret, database, sub-folders."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise ArenaError(f"{folder} is not an empty folder; an arena needs a new or empty one")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(FOLDER_MODE)
+        for sub in ("versions", "logs", "output", "running", "uploads"):
+            (folder / sub).mkdir(mode=FOLDER_MODE)
+        _write_private(folder / SECRET_NAME, secrets.token_hex(32) + "\n")
+        _write_private(folder / SETTINGS_NAME, to_toml(settings))
+        db = folder / DB_NAME
+        os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        conn = sqlite3.connect(db, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN")
+            for stmt in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+                conn.execute(stmt)
+            meta = {"schema_version": str(SCHEMA_VERSION), "fixed": json.dumps(settings.fixed()), "created_at": now(), "paused": "0"}
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error) as e:
+        raise ArenaError(f"cannot create an arena in {folder}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
+def _connect(db: Path, *, readonly: bool) -> sqlite3.Connection:
+    """The tournament store's :func:`~referee.tournament.store.connect` (never creates a
+    database where one is missing), usable from more than one thread in turn.
+
+    FastAPI runs one request's dependencies and its handler on different threads, one after
+    the other; a connection is never used by two threads at once (one per request or thread).
+    """
+    mode = "ro" if readonly else "rw"
+    if readonly:
+        connect(db, readonly=True).close()  # its checks and its message for an unreadable folder
+    return sqlite3.connect(f"file:{db}?mode={mode}", uri=True, isolation_level=None, check_same_thread=False)
+
+
+def read_secret(folder: Path) -> bytes:
+    """The arena's secret key (seeds and commitments derive from it)."""
+    try:
+        return bytes.fromhex((folder / SECRET_NAME).read_text().strip())
+    except (OSError, ValueError) as e:
+        raise ArenaError(f"{folder / SECRET_NAME}: the arena's secret cannot be read ({e})") from None
+
+
+class ArenaStore:
+    """One connection to an arena's database (open one per thread)."""
+
+    def __init__(self, folder: Path, conn: sqlite3.Connection, settings: ArenaSettings) -> None:
+        self.folder = folder
+        self.settings = settings
+        self._conn = conn
+
+    @staticmethod
+    def open(folder: Path, *, readonly: bool = False, settings: ArenaSettings | None = None) -> ArenaStore:
+        """Open the arena in ``folder``; refuse one whose fixed settings were edited."""
+        folder = Path(folder)
+        settings = settings or load(folder)
+        db = folder / DB_NAME
+        if not db.exists():
+            raise ArenaError(f"{folder} is not an arena folder (no {DB_NAME}); make one with 'thirtyone arena init {folder}'")
+        try:
+            conn = _connect(db, readonly=readonly)
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as e:
+            raise ArenaError(f"{db} is not a readable arena database ({e}); it was left as it is") from None
+        if meta.get("schema_version") != str(SCHEMA_VERSION):
+            conn.close()
+            raise ArenaError(f"{db} has schema version {meta.get('schema_version')!r}; this thirtyone reads {SCHEMA_VERSION}")
+        if json.loads(meta["fixed"]) != settings.fixed():
+            conn.close()
+            raise ArenaError(
+                f"{folder / SETTINGS_NAME} changes the rules or the table size, which are fixed for an arena's life "
+                f"(they were {meta['fixed']}); put them back"
+            )
+        return ArenaStore(folder, conn, settings)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def __enter__(self) -> ArenaStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (taken at once, so two writers never deadlock)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        else:
+            self._conn.execute("COMMIT")
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(sql, params).fetchone()
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return self._conn.execute(sql, params).fetchall()
+
+    # ------------------------------------------------------------- meta
+
+    def meta(self, key: str, default: str = "") -> str:
+        """One meta value."""
+        row = self._one("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(row[0]) if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set one meta value."""
+        with self.tx() as c:
+            c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    @property
+    def paused(self) -> bool:
+        """Whether an admin paused the ladder (matches in play finish; no new table starts)."""
+        return self.meta("paused", "0") == "1"
+
+    # ------------------------------------------------------------- users and credentials
+
+    def add_user(self, name: str, *, admin: bool = False) -> User:
+        """A new account; its name must be free."""
+        try:
+            with self.tx() as c:
+                cur = c.execute("INSERT INTO users (name, admin, created_at) VALUES (?, ?, ?)", (name, int(admin), now()))
+        except sqlite3.IntegrityError:
+            raise Conflict(f"a user named {name!r} already exists") from None
+        assert cur.lastrowid is not None
+        return self.user(cur.lastrowid)
+
+    def user(self, user_id: int) -> User:
+        """A user by id."""
+        row = self._one("SELECT id, name, admin, disabled, created_at FROM users WHERE id = ?", (user_id,))
+        if row is None:
+            raise NotFound(f"no user {user_id}")
+        return User(int(row[0]), row[1], bool(row[2]), bool(row[3]), row[4])
+
+    def user_named(self, name: str) -> User:
+        """A user by name."""
+        row = self._one("SELECT id FROM users WHERE name = ?", (name,))
+        if row is None:
+            raise NotFound(f"no user named {name!r}")
+        return self.user(int(row[0]))
+
+    def users(self) -> list[User]:
+        """Every user, by name."""
+        return [self.user(int(r[0])) for r in self._all("SELECT id FROM users ORDER BY name")]
+
+    def set_disabled(self, user_id: int, disabled: bool) -> None:
+        """Disable (or enable again) an account: its tokens and sessions stop working."""
+        with self.tx() as c:
+            c.execute("UPDATE users SET disabled = ? WHERE id = ?", (int(disabled), user_id))
+
+    def set_password_hash(self, user_id: int, hashed: str) -> None:
+        """Store a user's password hash (argon2)."""
+        with self.tx() as c:
+            c.execute("UPDATE users SET password = ? WHERE id = ?", (hashed, user_id))
+
+    def password_hash(self, user_id: int) -> str | None:
+        """A user's password hash, if they have a password."""
+        row = self._one("SELECT password FROM users WHERE id = ?", (user_id,))
+        return None if row is None else row[0]
+
+    def add_token(self, user_id: int, token_hash: str) -> None:
+        """Record an API token (its hash only)."""
+        with self.tx() as c:
+            c.execute("INSERT INTO tokens (user_id, hash, created_at) VALUES (?, ?, ?)", (user_id, token_hash, now()))
+
+    def user_for_token(self, token_hash: str) -> User | None:
+        """The enabled user whose unrevoked token has this hash, or None."""
+        row = self._one(
+            "SELECT u.id FROM tokens t JOIN users u ON u.id = t.user_id "
+            "WHERE t.hash = ? AND t.revoked_at IS NULL AND u.disabled = 0",
+            (token_hash,),
+        )
+        return None if row is None else self.user(int(row[0]))
+
+    def revoke_tokens(self, user_id: int) -> int:
+        """Revoke every token of a user; how many were live."""
+        with self.tx() as c:
+            cur = c.execute("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", (now(), user_id))
+            c.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+        return cur.rowcount
+
+    def add_session(self, session_hash: str, user_id: int, csrf: str, expires_at: str) -> None:
+        """Record a web session (its hash only)."""
+        with self.tx() as c:
+            c.execute("INSERT INTO sessions VALUES (?, ?, ?, ?)", (session_hash, user_id, csrf, expires_at))
+
+    def user_for_session(self, session_hash: str) -> tuple[User, str] | None:
+        """The enabled user of an unexpired session and its CSRF token, or None."""
+        row = self._one(
+            "SELECT u.id, s.csrf FROM sessions s JOIN users u ON u.id = s.user_id "
+            "WHERE s.hash = ? AND s.expires_at > ? AND u.disabled = 0",
+            (session_hash, now()),
+        )
+        return None if row is None else (self.user(int(row[0])), str(row[1]))
+
+    def end_session(self, session_hash: str) -> None:
+        """Forget a web session (sign-out)."""
+        with self.tx() as c:
+            c.execute("DELETE FROM sessions WHERE hash = ?", (session_hash,))
+
+    def sign_up(self, name: str, password_hash: str, invite_hash: str | None) -> User | None:
+        """A new account with a password, spending an unused invite code (unless
+        ``invite_hash`` is None: an open sign-up), in one transaction; None if the code is
+        not valid, and then nothing is written."""
+        try:
+            with self.tx() as c:
+                cur = c.execute("INSERT INTO users (name, password, created_at) VALUES (?, ?, ?)", (name, password_hash, now()))
+                assert cur.lastrowid is not None
+                uid = cur.lastrowid
+                if invite_hash is not None:
+                    spent = c.execute("UPDATE invites SET used_by = ? WHERE hash = ? AND used_by IS NULL", (uid, invite_hash))
+                    if spent.rowcount != 1:
+                        raise _NoInvite
+        except _NoInvite:
+            return None
+        except sqlite3.IntegrityError:
+            raise Conflict(f"a user named {name!r} already exists") from None
+        return self.user(uid)
+
+    def add_invite(self, code_hash: str) -> None:
+        """Record an invite code (its hash only)."""
+        with self.tx() as c:
+            c.execute("INSERT INTO invites VALUES (?, ?, NULL)", (code_hash, now()))
+
+    def use_invite(self, code_hash: str, user_id: int) -> bool:
+        """Spend an unused invite code on a new user; whether it was valid."""
+        with self.tx() as c:
+            cur = c.execute("UPDATE invites SET used_by = ? WHERE hash = ? AND used_by IS NULL", (user_id, code_hash))
+        return cur.rowcount == 1
+
+    # ------------------------------------------------------------- bots and versions
+
+    def version(self, version_id: int) -> Version:
+        """A version by id."""
+        row = self._one(f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE v.id = ?", (version_id,))
+        if row is None:
+            raise NotFound(f"no version {version_id}")
+        return Version(*row)
+
+    def versions(self, *, owner_id: int | None = None, status: Sequence[str] = (), bot: str | None = None) -> list[Version]:
+        """Versions, newest first, filtered by owner, status and bot name."""
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if owner_id is not None:
+            where.append("b.user_id = ?")
+            params.append(owner_id)
+        if status:
+            where.append(f"v.status IN ({','.join('?' * len(status))})")
+            params.extend(status)
+        if bot is not None:
+            where.append("b.name = ?")
+            params.append(bot)
+        rows = self._all(f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE {' AND '.join(where)} ORDER BY v.id DESC", params)
+        return [Version(*r) for r in rows]
+
+    def candidates(self) -> list[tuple[int, float, float, int]]:
+        """The active versions as the scheduler needs them: (id, mu, sigma, tables)."""
+        return [(int(i), float(m), float(s), int(t)) for i, m, s, t in self._all(
+            "SELECT id, mu, sigma, tables FROM versions WHERE status = 'active'"
+        )]
+
+    def uploads_since(self, user_id: int, since: str) -> int:
+        """How many versions a user uploaded since ``since`` (refused uploads are counted by
+        the caller: they leave no version)."""
+        row = self._one(
+            "SELECT count(*) FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.user_id = ? AND v.uploaded_at >= ?",
+            (user_id, since),
+        )
+        return int(row[0])
+
+    def bot_owner(self, name: str) -> int | None:
+        """The user id owning bot ``name``, or None if no one has it yet."""
+        row = self._one("SELECT user_id FROM bots WHERE name = ?", (name,))
+        return None if row is None else int(row[0])
+
+    def add_version(
+        self, user_id: int, bot: str, *, place: Callable[[int], str], command: str, sha256: str, n_files: int, size: int,
+        source: str, mu: float, sigma: float,
+    ) -> Version:
+        """Record a new queued version of ``bot`` (made for ``user_id`` if new; refused if it
+        is another user's).
+
+        ``place(version_id)`` moves the version's files into place and returns their folder,
+        relative to the arena's; it runs inside the transaction, so a version is never
+        recorded without its files.
+        """
+        with self.tx() as c:
+            row = c.execute("SELECT id, user_id FROM bots WHERE name = ?", (bot,)).fetchone()
+            if row is None:
+                cur = c.execute("INSERT INTO bots (user_id, name, created_at) VALUES (?, ?, ?)", (user_id, bot, now()))
+                bot_id = cur.lastrowid
+            elif int(row[1]) != user_id:
+                raise Conflict(f"the bot name {bot!r} belongs to another user; choose another name")
+            else:
+                bot_id = int(row[0])
+            (number,) = c.execute("SELECT coalesce(max(number), 0) + 1 FROM versions WHERE bot_id = ?", (bot_id,)).fetchone()
+            t = now()
+            cur = c.execute(
+                "INSERT INTO versions (bot_id, number, status, command, files, sha256, n_files, size, source, uploaded_at, "
+                "status_at, mu, sigma) VALUES (?, ?, 'queued', ?, '', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (bot_id, number, command, sha256, n_files, size, source, t, t, mu, sigma),
+            )
+            vid = cur.lastrowid
+            assert vid is not None
+            c.execute("UPDATE versions SET files = ? WHERE id = ?", (place(vid), vid))
+        return self.version(vid)
+
+    def set_status(self, version_id: int, status: str, reason: str = "", *, identity: tuple[str, str, str] | None = None) -> None:
+        """Move a version to ``status`` (with the reason, for a rejection or disqualification).
+
+        A version that becomes active retires its bot's active versions beyond the newest
+        :attr:`~referee.ladder.settings.ArenaSettings.live_versions`.
+        """
+        assert status in STATUSES
+        with self.tx() as c:
+            c.execute("UPDATE versions SET status = ?, reason = ?, status_at = ? WHERE id = ?", (status, reason, now(), version_id))
+            if identity is not None:
+                c.execute("UPDATE versions SET bot_name = ?, bot_version = ?, author = ? WHERE id = ?", (*identity, version_id))
+            if status == "active":
+                (bot_id,) = c.execute("SELECT bot_id FROM versions WHERE id = ?", (version_id,)).fetchone()
+                live = [int(r[0]) for r in c.execute(
+                    "SELECT id FROM versions WHERE bot_id = ? AND status = 'active' ORDER BY number DESC", (bot_id,)
+                )]
+                for old in live[self.settings.live_versions:]:
+                    c.execute(
+                        "UPDATE versions SET status = 'retired', reason = 'a newer version plays', status_at = ? WHERE id = ?",
+                        (now(), old),
+                    )
+
+    def claim_queued(self) -> Version | None:
+        """The oldest queued version, now marked validating (None if the queue is empty)."""
+        with self.tx() as c:
+            row = c.execute("SELECT id FROM versions WHERE status = 'queued' ORDER BY id LIMIT 1").fetchone()
+            if row is None:
+                return None
+            c.execute("UPDATE versions SET status = 'validating', status_at = ? WHERE id = ?", (now(), row[0]))
+        return self.version(int(row[0]))
+
+    def requeue_validating(self) -> int:
+        """Put validations cut short by a stop back in the queue; how many."""
+        with self.tx() as c:
+            return c.execute("UPDATE versions SET status = 'queued' WHERE status = 'validating'").rowcount
+
+    # ------------------------------------------------------------- tables and matches
+
+    def schedule_table(self, seats: Sequence[int], commitment_of: Any, *, placement: bool) -> list[LadderMatch]:
+        """Create a table of these versions: one deal played in every seat rotation.
+
+        ``commitment_of(table_id)`` is the deal seed's public commitment, stored with it.
+        """
+        with self.tx() as c:
+            cur = c.execute(
+                "INSERT INTO ladder_tables (seats, commitment, placement, created_at) VALUES (?, '', ?, ?)",
+                (json.dumps(list(seats)), int(placement), now()),
+            )
+            tid = cur.lastrowid
+            assert tid is not None
+            c.execute("UPDATE ladder_tables SET commitment = ? WHERE id = ?", (commitment_of(tid), tid))
+            n = len(seats)
+            for r in range(n):
+                rotated = list(seats[r:]) + list(seats[:r])
+                key = match_key(tid, r)
+                c.execute("INSERT INTO matches (key, table_id, rotation, seats, status) VALUES (?, ?, ?, ?, 'pending')",
+                          (key, tid, r, json.dumps(rotated)))
+                c.executemany("INSERT INTO match_seats VALUES (?, ?, ?)", [(v, key, s) for s, v in enumerate(rotated)])
+            c.executemany("UPDATE versions SET tables = tables + 1 WHERE id = ?", [(v,) for v in seats])
+        return self.matches_of_table(tid)
+
+    def matches_of_table(self, table_id: int) -> list[LadderMatch]:
+        """A table's matches by rotation."""
+        rows = self._all(
+            f"SELECT {_MATCH_COLUMNS} FROM matches m JOIN ladder_tables t ON t.id = m.table_id WHERE m.table_id = ? ORDER BY m.rotation",
+            (table_id,),
+        )
+        return [_match(r) for r in rows]
+
+    def pending_matches(self) -> list[LadderMatch]:
+        """Matches scheduled and not finished, oldest first (a restart plays them first)."""
+        rows = self._all(
+            f"SELECT {_MATCH_COLUMNS} FROM matches m JOIN ladder_tables t ON t.id = m.table_id "
+            "WHERE m.status = 'pending' ORDER BY m.key"
+        )
+        return [_match(r) for r in rows]
+
+    def match(self, key: str) -> LadderMatch:
+        """One match by key."""
+        row = self._one(f"SELECT {_MATCH_COLUMNS} FROM matches m JOIN ladder_tables t ON t.id = m.table_id WHERE m.key = ?", (key,))
+        if row is None:
+            raise NotFound(f"no match {key!r}")
+        return _match(row)
+
+    def matches(self, *, version_ids: Sequence[int] = (), status: str | None = None, limit: int = 50, before: str | None = None) -> list[LadderMatch]:
+        """Matches, newest first: of any of ``version_ids`` if given, of a status if given."""
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if version_ids:
+            where.append(f"m.key IN (SELECT key FROM match_seats WHERE version_id IN ({','.join('?' * len(version_ids))}))")
+            params.extend(version_ids)
+        if status is not None:
+            where.append("m.status = ?")
+            params.append(status)
+        if before is not None:
+            where.append("m.key < ?")
+            params.append(before)
+        rows = self._all(
+            f"SELECT {_MATCH_COLUMNS} FROM matches m JOIN ladder_tables t ON t.id = m.table_id WHERE {' AND '.join(where)} "
+            "ORDER BY m.key DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [_match(r) for r in rows]
+
+    def finished_rows(self) -> list[tuple[str, tuple[int, ...], dict[str, Any]]]:
+        """Every finished match: key, seats (version ids) and result, in key order (the refit's input)."""
+        return [
+            (k, tuple(json.loads(s)), json.loads(r))
+            for k, s, r in self._all("SELECT key, seats, result FROM matches WHERE status = 'done' ORDER BY key")
+        ]
+
+    def record_result(
+        self, key: str, result: dict[str, Any], log_path: str, duration_s: float, ratings: dict[int, tuple[float, float]]
+    ) -> bool:
+        """Commit a finished match with the live ratings it moves, in one transaction.
+
+        Returns False (and changes nothing) if the match is already done: a result is never
+        counted twice.
+        """
+        with self.tx() as c:
+            cur = c.execute(
+                "UPDATE matches SET status = 'done', result = ?, log_path = ?, finished_at = ?, duration_s = ? "
+                "WHERE key = ? AND status = 'pending'",
+                (json.dumps(result), log_path, now(), duration_s, key),
+            )
+            if cur.rowcount != 1:
+                return False
+            (tid, seats) = c.execute("SELECT table_id, seats FROM matches WHERE key = ?", (key,)).fetchone()
+            placings = result["placings"]
+            for s, vid in enumerate(json.loads(seats)):
+                mu, sigma = ratings[vid]
+                c.execute(
+                    "UPDATE versions SET mu = ?, sigma = ?, matches = matches + 1, wins = wins + ? WHERE id = ?",
+                    (mu, sigma, int(placings[s] == 1), vid),
+                )
+            (left,) = c.execute("SELECT count(*) FROM matches WHERE table_id = ? AND status = 'pending'", (tid,)).fetchone()
+            if left == 0:
+                c.execute("UPDATE ladder_tables SET finished_at = ? WHERE id = ?", (now(), tid))
+        return True
+
+    def void_match(self, key: str, why: str) -> None:
+        """Give up on a match the infrastructure failed again and again (never charged to a bot)."""
+        with self.tx() as c:
+            c.execute("UPDATE matches SET status = 'void' WHERE key = ? AND status = 'pending'", (key,))
+            c.execute("INSERT INTO infra_failures (key, error, at) VALUES (?, ?, ?)", (key, why, now()))
+            (tid,) = c.execute("SELECT table_id FROM matches WHERE key = ?", (key,)).fetchone()
+            (left,) = c.execute("SELECT count(*) FROM matches WHERE table_id = ? AND status = 'pending'", (tid,)).fetchone()
+            if left == 0:
+                c.execute("UPDATE ladder_tables SET finished_at = ? WHERE id = ?", (now(), tid))
+
+    def note_failure(self, key: str, why: str) -> int:
+        """Count an infrastructure failure of a match; how many it has had."""
+        with self.tx() as c:
+            c.execute("UPDATE matches SET failures = failures + 1 WHERE key = ?", (key,))
+            c.execute("INSERT INTO infra_failures (key, error, at) VALUES (?, ?, ?)", (key, why, now()))
+            (n,) = c.execute("SELECT failures FROM matches WHERE key = ?", (key,)).fetchone()
+        return int(n)
+
+    def counts(self) -> dict[str, int]:
+        """Matches by status, and tables."""
+        out = {s: int(n) for s, n in self._all("SELECT status, count(*) FROM matches GROUP BY status")}
+        out["tables"] = int(self._one("SELECT count(*) FROM ladder_tables")[0])
+        return out
+
+    # ------------------------------------------------------------- official ratings
+
+    def set_official(self, figures: dict[int, Official]) -> None:
+        """Replace the official figures (one transaction: readers see the old or the new)."""
+        with self.tx() as c:
+            c.execute("DELETE FROM official")
+            c.executemany(
+                "INSERT INTO official VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(v, o.mu, o.sigma, o.matches, o.wins, o.win_low, o.win_high, json.dumps(o.faults)) for v, o in figures.items()],
+            )
+            c.execute(
+                "INSERT INTO meta VALUES ('official_at', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (now(),)
+            )
+
+    def official(self) -> dict[int, Official]:
+        """The official figures by version id (empty before the first refit)."""
+        return {
+            int(v): Official(mu, sigma, int(n), int(w), lo, hi, json.loads(f))
+            for v, mu, sigma, n, w, lo, hi, f in self._all("SELECT * FROM official")
+        }

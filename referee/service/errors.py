@@ -1,0 +1,46 @@
+"""One error shape for the whole API: ``{"error": {"code": ..., "message": ...}}``.
+
+The arena's errors carry their own status (:mod:`referee.ladder.errors`); a bad field is
+422, an unknown route 404, and anything unexpected 500 with a message that names no
+internals (the stack trace goes to the server's log, never into a response).
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from referee.ladder.errors import ArenaError
+
+
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The API's error body."""
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that map every error to the API's shape."""
+
+    @app.exception_handler(ArenaError)
+    async def _arena(request: Request, e: ArenaError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else None
+        return error_response(e.status, e.code, e.message, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, e: RequestValidationError) -> JSONResponse:
+        first = e.errors()[0] if e.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return error_response(422, "bad_field", f"{where}: {first.get('msg', 'invalid value')}")
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, e: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(e.status_code, "http_error")
+        message = "no such route" if e.status_code == 404 else str(e.detail)
+        return error_response(e.status_code, code, message)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, e: Exception) -> JSONResponse:
+        # The server logs the traceback (Starlette re-raises it to uvicorn after this answer).
+        return error_response(500, "internal", "the arena hit an internal error; the operator's log has the details")

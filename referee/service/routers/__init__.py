@@ -1,0 +1,1 @@
+"""One router per area of the API (accounts, bots, ladder, matches, admin)."""

@@ -1,0 +1,86 @@
+"""Bots and their versions: uploads, status, files (owner), withdrawal (owner), public pages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from referee.ladder.errors import ArenaError, BadUpload, NotFound, TooLarge
+from referee.ladder.uploads import accept_upload, human_size
+from referee.service.deps import OwnedVersion, SignedIn, Store, public
+from referee.service.views import version_private, version_public
+
+router = APIRouter(prefix="/api/v1", tags=["bots"])
+
+
+async def _read_capped(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(f"the upload is {human_size(int(declared))}; an upload may be at most {human_size(limit)}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"the upload is over {human_size(limit)}; an upload may be at most {human_size(limit)}")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.post("/versions", status_code=201)
+async def upload(
+    request: Request,
+    user: SignedIn,
+    store: Store,
+    filename: Annotated[str, Query(max_length=200, description="The upload's file name: .tar.gz, .tgz, .tar, .zip or .py")],
+    name: Annotated[str | None, Query(max_length=100, description="The bot's name (default: the manifest's, or the file's)")] = None,
+) -> dict[str, Any]:
+    """Upload a new version of one of the caller's bots (signed-in): the body is the archive
+    or the Python file itself. It is queued for validation."""
+    data = await _read_capped(request, store.settings.max_archive_bytes)
+    if not data:
+        raise BadUpload("the upload is empty: send the archive or the .py file as the request's body")
+    v = accept_upload(store, user, filename, data, name=name)
+    return version_private(v)
+
+
+@router.get("/versions")
+def my_versions(user: SignedIn, store: Store) -> list[dict[str, Any]]:
+    """The caller's versions, newest first, with their validation status (signed-in)."""
+    return [version_private(v) for v in store.versions(owner_id=user.id)]
+
+
+@router.get("/versions/{version_id}")
+def my_version(v: OwnedVersion) -> dict[str, Any]:
+    """One of the caller's versions, with why it was refused if it was (owner)."""
+    return version_private(v)
+
+
+@router.get("/versions/{version_id}/files")
+def version_files(v: OwnedVersion, store: Store) -> list[dict[str, Any]]:
+    """The files of one of the caller's versions (owner)."""
+    root = store.folder / v.files
+    return [
+        {"path": str(p.relative_to(root)), "size": p.stat().st_size}
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    ]
+
+
+@router.post("/versions/{version_id}/withdraw")
+def withdraw(v: OwnedVersion, store: Store) -> dict[str, Any]:
+    """Take one of the caller's versions off the ladder (owner); its history stays."""
+    if v.status in ("rejected", "withdrawn", "disqualified"):
+        raise ArenaError(f"version {v.label} is {v.status} already", code="conflict", status=409)
+    store.set_status(v.id, "withdrawn", "withdrawn by its owner")
+    return version_private(store.version(v.id))
+
+
+@router.get("/bots/{name}", dependencies=[Depends(public)])
+def bot_page(name: str, store: Store) -> dict[str, Any]:
+    """A bot's public page: its versions and their ratings (public)."""
+    versions = store.versions(bot=name)
+    if not versions:
+        raise NotFound(f"no bot named {name!r}")
+    return {"name": name, "owner": versions[0].owner, "versions": [version_public(v) for v in versions]}

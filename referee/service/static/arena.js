@@ -1,0 +1,452 @@
+/* The Thirty-One arena's pages: leaderboard, sign-up and sign-in, my bots, matches, a bot's
+ * page, admin.
+ *
+ * Plain script, no library. The page is picked from the path; every datum comes from the
+ * JSON API under /api/v1/, read with the session cookie. A request that changes something
+ * carries the session's CSRF token (X-CSRF-Token), which GET /api/v1/session hands to this
+ * script. Every text a user controls (names, reasons, bot output) goes in through
+ * textContent or a text node, never as markup.
+ */
+(function () {
+  "use strict";
+
+  var app = document.getElementById("app");
+  var session = { user: null, csrf: null, open_signup: false, password_rules: "" };
+  var PALETTE = ["#1e5aa8", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457"];
+
+  // ------------------------------------------------------------ DOM helpers
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    if (attrs) {
+      for (var k in attrs) {
+        if (!Object.prototype.hasOwnProperty.call(attrs, k) || attrs[k] === null || attrs[k] === undefined || attrs[k] === false) continue;
+        if (k === "text") node.textContent = attrs[k];
+        else if (k === "cls") node.className = attrs[k];
+        else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), attrs[k]);
+        else node.setAttribute(k, attrs[k] === true ? "" : attrs[k]);
+      }
+    }
+    for (var i = 2; i < arguments.length; i++) add(node, arguments[i]);
+    return node;
+  }
+  function add(node, child) {
+    if (child === null || child === undefined || child === false) return;
+    if (Array.isArray(child)) { child.forEach(function (c) { add(node, c); }); return; }
+    node.appendChild(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
+  }
+  function show() {
+    app.replaceChildren();
+    app.setAttribute("data-drawn", location.pathname);
+    for (var i = 0; i < arguments.length; i++) add(app, arguments[i]);
+  }
+  var SVGNS = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, text) {
+    var node = document.createElementNS(SVGNS, tag);
+    for (var k in attrs) if (Object.prototype.hasOwnProperty.call(attrs, k)) node.setAttribute(k, attrs[k]);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function fix(x, n) { return x === null || x === undefined ? "–" : Number(x).toFixed(n); }
+  function pct(x) { return x === null || x === undefined ? "–" : (100 * x).toFixed(0) + "%"; }
+  function when(iso) { return iso ? iso.replace("T", " ").replace("+00:00", " UTC") : "–"; }
+  function enc(s) { return encodeURIComponent(s); }
+  function botLink(bot, label) { return el("a", { href: "/bots/" + enc(bot), text: label || bot }); }
+  function matchLink(key) { return el("a", { href: "/matches/" + enc(key), text: key }); }
+  function status(s) { return el("span", { cls: "status " + s, text: s }); }
+  function table(head, rows, cls) {
+    return el("table", { cls: "data" + (cls ? " " + cls : "") },
+      el("thead", null, el("tr", null, head.map(function (h) { return el("th", { cls: h[1] || null, text: h[0] }); }))),
+      el("tbody", null, rows));
+  }
+  function td(content, cls) { return el("td", { cls: cls || null }, content); }
+
+  // ------------------------------------------------------------ the API
+
+  function ApiError(status, code, message) { this.status = status; this.code = code; this.message = message; }
+  function api(method, url, body, opts) {
+    var headers = { Accept: "application/json" };
+    if (method !== "GET" && session.csrf) headers["X-CSRF-Token"] = session.csrf;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    return fetch(url, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin", cache: "no-store" }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (data) {
+        if (!r.ok) {
+          var e = data && data.error ? data.error : { code: "http_error", message: r.status + " " + r.statusText };
+          throw new ApiError(r.status, e.code, e.message);
+        }
+        return data;
+      });
+    });
+  }
+  function fail(e) {
+    var msg = e && e.message ? e.message : String(e);
+    show(el("h1", { text: e && e.status === 404 ? "Not found" : "Something went wrong" }), el("p", { cls: "bad", id: "error", text: msg }));
+  }
+  function formError(box, e) { box.textContent = e && e.message ? e.message : String(e); }
+
+  // ------------------------------------------------------------ header
+
+  function renderWho() {
+    var who = document.getElementById("who");
+    who.replaceChildren();
+    document.getElementById("nav-me").hidden = !session.user;
+    document.getElementById("nav-admin").hidden = !(session.user && session.user.admin);
+    if (session.user) {
+      add(who, ["signed in as ", el("strong", { id: "me-name", text: session.user.name }),
+        el("button", { id: "signout", onclick: signOut }, "Sign out")]);
+    } else {
+      add(who, [el("a", { href: "/signin", id: "nav-signin" }, "Sign in"), el("a", { href: "/signup", id: "nav-signup" }, "Sign up")]);
+    }
+  }
+  function signOut() {
+    api("DELETE", "/api/v1/session").then(function () { location.href = "/"; }, fail);
+  }
+  function needUser() {
+    if (session.user) return true;
+    location.replace("/signin?next=" + enc(location.pathname));
+    return false;
+  }
+
+  // ------------------------------------------------------------ leaderboard
+
+  var board = { timer: null, user: "" };
+  function showBoard() {
+    board.user = new URLSearchParams(location.search).get("user") || "";
+    loadBoard(true);
+    board.timer = setInterval(function () { loadBoard(false); }, 3000);
+  }
+  function loadBoard(first) {
+    Promise.all([api("GET", "/api/v1/standings"), api("GET", "/api/v1/ladder")]).then(function (res) {
+      renderBoard(res[0], res[1]);
+    }, first ? fail : function () {});
+  }
+  function renderBoard(st, ladder) {
+    var owners = {};
+    st.standings.forEach(function (r) { owners[r.owner] = 1; });
+    var rows = st.standings.filter(function (r) { return !board.user || r.owner === board.user; });
+    var select = el("select", { id: "user-filter", "aria-label": "filter by user", onchange: function (ev) {
+      board.user = ev.target.value;
+      history.replaceState(null, "", board.user ? "/?user=" + enc(board.user) : "/");
+      loadBoard(false);
+    } }, el("option", { value: "", text: "every user" }), Object.keys(owners).sort().map(function (o) {
+      return el("option", { value: o, text: o, selected: o === board.user });
+    }));
+    var counts = ladder.matches || {};
+    var playing = ladder.paused ? el("span", { cls: "bad", text: "paused" }) : el("span", { cls: "good", text: "playing" });
+    var table_ = table(
+      [["#"], ["version", "l"], ["owner", "l opt"], ["rating"], ["mu", "opt2"], ["σ", "opt2"], ["matches", "opt"], ["win rate"], ["95% interval", "opt"], ["faults", "opt2 l"]],
+      rows.map(function (r) {
+        var faults = Object.keys(r.faults || {}).map(function (k) { return k + " " + r.faults[k]; }).join(", ");
+        return el("tr", { "data-version": r.version },
+          td(String(r.rank)), td(botLink(r.bot, r.label), "l name"), td(el("a", { href: "/?user=" + enc(r.owner), text: r.owner }), "l opt name"),
+          td(el("span", { title: r.official ? "official refit" : "live rating (no refit yet)", text: fix(r.ordinal, 2) + (r.official ? "" : "*") })),
+          td(fix(r.mu, 2), "opt2"), td(fix(r.sigma, 2), "opt2"), td(String(r.matches), "opt"), td(pct(r.win_rate)),
+          td(r.win_low === null ? "–" : pct(r.win_low) + "–" + pct(r.win_high), "opt"), td(faults || "–", "opt2 l"));
+      }), "board");
+    table_.id = "standings";
+    show(
+      el("h1", null, "Leaderboard"),
+      el("p", { cls: "muted" }, "Each bot version's rating is mu − 3σ from the ladder's matches (* marks a live figure before the first official refit). The ladder is ",
+        playing, ": " + (counts.done || 0) + " matches played, " + (counts.pending || 0) + " in play or waiting.", st.official_at ? " Refitted " + when(st.official_at) + "." : ""),
+      el("div", { cls: "controls" }, el("label", { for: "user-filter" }, "Show "), select,
+        el("span", { id: "live", cls: "muted", text: "updates every 3 s" })),
+      rows.length ? table_ : el("p", { cls: "muted", id: "empty" }, "No version has played yet. ", session.user ? el("a", { href: "/me" }, "Upload a bot.") : el("a", { href: "/signup" }, "Sign up and upload a bot.")));
+  }
+
+  // ------------------------------------------------------------ sign in / sign up
+
+  function field(label, name, type, hint, attrs) {
+    var input = el("input", Object.assign({ type: type, name: name, id: "f-" + name, required: true }, attrs || {}));
+    return [el("label", { for: "f-" + name, text: label }), input, hint ? el("p", { cls: "hint", text: hint }) : null];
+  }
+  function after() {
+    var next = new URLSearchParams(location.search).get("next") || "/me";
+    location.href = next.charAt(0) === "/" && next.charAt(1) !== "/" ? next : "/me";
+  }
+  function showSignIn() {
+    var err = el("p", { cls: "bad", id: "form-error", role: "alert" });
+    var form = el("form", { cls: "card", id: "signin-form", onsubmit: function (ev) {
+      ev.preventDefault();
+      api("POST", "/api/v1/session", { name: form.elements.name.value, password: form.elements.password.value }).then(after, function (e) { formError(err, e); });
+    } }, field("User name", "name", "text", null, { autocomplete: "username" }),
+    field("Password", "password", "password", null, { autocomplete: "current-password" }),
+    el("div", { cls: "actions" }, el("button", { cls: "primary", type: "submit" }, "Sign in"), el("a", { href: "/signup" }, "No account yet? Sign up")), err);
+    show(el("h1", null, "Sign in"), form);
+  }
+  function showSignUp() {
+    var err = el("p", { cls: "bad", id: "form-error", role: "alert" });
+    var form = el("form", { cls: "card", id: "signup-form", onsubmit: function (ev) {
+      ev.preventDefault();
+      var f = form.elements;
+      if (f.password.value !== f.password2.value) { err.textContent = "the two passwords differ"; return; }
+      api("POST", "/api/v1/signup", { name: f.name.value, password: f.password.value, invite: f.invite.value }).then(function () { location.href = "/me"; },
+        function (e) { formError(err, e); });
+    } },
+    field("User name", "name", "text", "1–32 letters, digits, '_', '.' or '-', starting with a letter or digit.", { autocomplete: "username", maxlength: "32" }),
+    field("Password", "password", "password", "A password needs " + session.password_rules + ".", { autocomplete: "new-password", minlength: "10", maxlength: "200" }),
+    field("Password again", "password2", "password", null, { autocomplete: "new-password" }),
+    field("Invite code", "invite", "text", session.open_signup ? "Optional: this arena's sign-up is open." : "Ask the arena's admin for one.", { required: !session.open_signup, autocomplete: "off" }),
+    el("div", { cls: "actions" }, el("button", { cls: "primary", type: "submit" }, "Sign up"), el("a", { href: "/signin" }, "Have an account? Sign in")), err);
+    show(el("h1", null, "Sign up"), form);
+  }
+
+  // ------------------------------------------------------------ my bots
+
+  function showMe() {
+    if (!needUser()) return;
+    Promise.all([api("GET", "/api/v1/versions"), api("GET", "/api/v1/runtimes")]).then(function (res) { renderMe(res[0], res[1]); }, fail);
+  }
+  var lastUpload = "";
+  function uploadForm(runtimes) {
+    var err = el("p", { cls: "bad", id: "upload-error", role: "alert" });
+    var progress = el("progress", { id: "upload-progress", max: "100", value: "0", hidden: true });
+    var note = el("span", { id: "upload-note", cls: "muted", text: lastUpload });
+    var form = el("form", { cls: "card", id: "upload-form", onsubmit: function (ev) {
+      ev.preventDefault();
+      var file = form.elements.file.files[0];
+      if (!file) { err.textContent = "choose a file first"; return; }
+      err.textContent = "";
+      var q = "filename=" + enc(file.name) + (form.elements.botname.value ? "&name=" + enc(form.elements.botname.value) : "");
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", "/api/v1/versions?" + q);
+      xhr.setRequestHeader("X-CSRF-Token", session.csrf);
+      xhr.setRequestHeader("Content-Type", "application/octet-stream");
+      progress.hidden = false;
+      xhr.upload.onprogress = function (e) {
+        if (e.lengthComputable) { progress.value = Math.round(100 * e.loaded / e.total); note.textContent = Math.round(e.loaded / 1024) + " of " + Math.round(e.total / 1024) + " KiB"; }
+      };
+      xhr.onload = function () {
+        var body = {};
+        try { body = JSON.parse(xhr.responseText); } catch (x) { /* not JSON: the status says it */ }
+        if (xhr.status === 201) { lastUpload = "uploaded " + body.label + ": queued for validation"; showMe(); }
+        else { progress.hidden = true; note.textContent = ""; err.textContent = body.error ? body.error.message : "upload failed: " + xhr.status; }
+      };
+      xhr.onerror = function () { progress.hidden = true; err.textContent = "the upload did not reach the arena"; };
+      xhr.send(file);
+    } },
+    el("label", { for: "f-file" }, "A Python file, or a folder as .tar.gz, .tgz, .tar or .zip with a bot.toml at its top"),
+    el("input", { type: "file", id: "f-file", name: "file", accept: ".py,.tar.gz,.tgz,.tar,.zip", required: true }),
+    el("label", { for: "f-botname" }, "Bot name (optional)"),
+    el("input", { type: "text", id: "f-botname", name: "botname", maxlength: "32", placeholder: "the manifest's name, or the file's" }),
+    el("p", { cls: "hint" }, "bot.toml says: ", el("code", { text: "name = \"mybot\"" }), " and ", el("code", { text: "command = \"python bot.py\"" }),
+      ". Commands may start with: " + runtimes.runtimes.map(function (r) { return r.command; }).join(", ") + "."),
+    el("div", { cls: "actions" }, el("button", { cls: "primary", type: "submit" }, "Upload"), progress, note), err);
+    return form;
+  }
+  function renderMe(versions, runtimes) {
+    var tokenBox = el("div", { id: "token-box" });
+    var rows = versions.map(function (v) {
+      var canWithdraw = ["queued", "validating", "active", "retired"].indexOf(v.status) >= 0;
+      return el("tr", { "data-version": v.id },
+        td(botLink(v.bot, v.label), "l name"), td(status(v.status), "l"), td(fix(v.mu - 3 * v.sigma, 2)), td(String(v.matches), "opt"),
+        td(when(v.uploaded_at), "opt2"),
+        td([el("a", { href: "#v" + v.id, text: "details" }), " ",
+          canWithdraw ? el("button", { cls: "withdraw", "data-id": v.id, onclick: function () {
+            if (!confirm("Withdraw " + v.label + "? It plays no more; its history stays.")) return;
+            api("POST", "/api/v1/versions/" + v.id + "/withdraw").then(showMe, fail);
+          } }, "Withdraw") : null], "l"));
+    });
+    var details = versions.map(function (v) {
+      return el("section", { id: "v" + v.id, cls: "version" },
+        el("h2", null, v.label, " ", status(v.status)),
+        el("dl", { cls: "facts" },
+          el("dt", null, "command"), el("dd", null, el("code", { text: v.command })),
+          el("dt", null, "uploaded"), el("dd", { text: when(v.uploaded_at) + " from " + v.source + " (" + v.files + " files, " + v.size + " bytes)" }),
+          el("dt", null, "sha256"), el("dd", { text: v.sha256 })),
+        v.reason ? [el("p", null, v.status === "rejected" ? "The validation report:" : "Why:"), el("pre", { cls: "report", text: v.reason })] : null,
+        el("div", { cls: "matches-of", "data-bot": v.bot }));
+    });
+    show(el("h1", null, "My bots"),
+      el("div", { cls: "grid2" }, uploadForm(runtimes),
+        el("div", { cls: "card" }, el("h2", null, "API token"),
+          el("p", null, "For ", el("code", { text: "thirtyone remote login" }), ": a new token is shown once; the others keep working."),
+          el("button", { id: "make-token", onclick: function () {
+            api("POST", "/api/v1/me/tokens").then(function (t) { tokenBox.replaceChildren(el("code", { cls: "token", id: "token", text: t.token })); }, function (e) { formError(tokenBox, e); });
+          } }, "Make a token"), tokenBox)),
+      el("h2", null, "Versions"),
+      versions.length ? table([["version", "l"], ["status", "l"], ["rating"], ["matches", "opt"], ["uploaded", "opt2"], ["", "l"]], rows) : el("p", { cls: "muted" }, "No upload yet."),
+      details);
+    var bots = {};
+    versions.forEach(function (v) { bots[v.bot] = 1; });
+    Object.keys(bots).forEach(function (b) { loadMyMatches(b); });
+    if (versions.some(function (v) { return v.status === "queued" || v.status === "validating"; })) setTimeout(refreshMe, 2000);
+  }
+  function refreshMe() { if (location.pathname === "/me") showMe(); }
+  function loadMyMatches(bot) {
+    api("GET", "/api/v1/matches?limit=20&bot=" + enc(bot)).then(function (ms) {
+      document.querySelectorAll(".matches-of").forEach(function (box) {
+        if (box.getAttribute("data-bot") !== bot || box.dataset.done) return;
+        box.dataset.done = "1";
+        var label = box.parentNode.querySelector("h2").firstChild.textContent;
+        var mine = ms.filter(function (m) { return m.seats.some(function (s) { return s.label === label; }); });
+        if (!mine.length) { add(box, el("p", { cls: "muted" }, "No match yet.")); return; }
+        add(box, [el("p", null, "Its latest matches, and what it wrote in each:"),
+          table([["match", "l"], ["status", "l"], ["placing"], ["", "l"]], mine.map(function (m) {
+            var seat = m.seats.filter(function (s) { return s.label === label; })[0];
+            return el("tr", null, td(matchLink(m.key), "l"), td(m.status, "l"), td(seat.placing ? String(seat.placing) : "–"),
+              td(el("a", { cls: "output-link", href: "/me/output/" + enc(m.key), text: "its output" }), "l"));
+          }))]);
+      });
+    }, function () {});
+  }
+  function showOutput(key) {
+    if (!needUser()) return;
+    api("GET", "/api/v1/matches/" + enc(key) + "/output").then(function (o) {
+      show(el("h1", null, "Output in match ", matchLink(o.key)),
+        el("p", { cls: "muted" }, "What your bots wrote (stdout and stderr) in this match; only you see it."),
+        o.seats.map(function (s) {
+          return [el("h2", null, "seat " + s.seat + ": " + s.label), el("pre", { cls: "output", text: s.output || "(nothing)" })];
+        }));
+    }, fail);
+  }
+
+  // ------------------------------------------------------------ matches
+
+  function seatsText(m) {
+    return m.seats.map(function (s, i) {
+      return [i ? ", " : "", botLink(s.label.replace(/\.v\d+$/, ""), s.label), s.placing ? " (" + s.placing + ")" : ""];
+    });
+  }
+  function matchRows(ms) {
+    return ms.map(function (m) {
+      return el("tr", null, td(matchLink(m.key), "l"), td(seatsText(m), "l name"), td(m.status, "l opt"),
+        td(m.rounds === undefined ? "–" : String(m.rounds), "opt2"), td(when(m.finished_at), "opt2"),
+        td(m.log ? el("a", { href: "/matches/" + enc(m.key) + "/replay", text: "replay" }) : "–", "l"));
+    });
+  }
+  function matchTable(ms) {
+    var t = table([["match", "l"], ["seats (placing)", "l"], ["status", "l opt"], ["rounds", "opt2"], ["finished", "opt2"], ["", "l"]], matchRows(ms));
+    t.id = "matches";
+    return t;
+  }
+  function showMatches() {
+    var q = new URLSearchParams(location.search);
+    var url = "/api/v1/matches?limit=50" + (q.get("bot") ? "&bot=" + enc(q.get("bot")) : "") + (q.get("before") ? "&before=" + enc(q.get("before")) : "");
+    api("GET", url).then(function (ms) {
+      var more = ms.length === 50 ? el("p", null, el("a", { href: "/matches?" + (q.get("bot") ? "bot=" + enc(q.get("bot")) + "&" : "") + "before=" + enc(ms[ms.length - 1].key) }, "older matches →")) : null;
+      show(el("h1", null, "Matches", q.get("bot") ? " of " + q.get("bot") : ""),
+        el("p", { cls: "muted" }, "Newest first. A replay and its log are public once every seat rotation of its deal is played."),
+        ms.length ? matchTable(ms) : el("p", { cls: "muted" }, "No match yet."), more);
+    }, fail);
+  }
+  function showMatch(key) {
+    api("GET", "/api/v1/matches/" + enc(key)).then(function (m) {
+      var seats = table([["seat"], ["version", "l"], ["owner", "l opt"], ["placing"], ["faults", "l opt"]], m.seats.map(function (s) {
+        var faults = Object.keys(s.faults || {}).map(function (k) { return k + " " + s.faults[k]; }).join(", ");
+        return el("tr", null, td(String(s.seat)), td(botLink(s.label.replace(/\.v\d+$/, ""), s.label), "l name"), td(s.owner, "l opt name"),
+          td(s.placing ? String(s.placing) : "–"), td(faults || (s.forfeited ? "forfeited" : "–"), "l opt"));
+      }));
+      var mine = session.user && m.seats.some(function (s) { return s.owner === session.user.name; });
+      show(el("h1", null, "Match " + m.key),
+        el("dl", { cls: "facts" },
+          el("dt", null, "status"), el("dd", { id: "match-status", text: m.status + (m.reason ? " (" + m.reason + ", " + m.rounds + " rounds)" : "") }),
+          el("dt", null, "table, rotation"), el("dd", { text: m.table + ", " + m.rotation }),
+          el("dt", null, "finished"), el("dd", { text: when(m.finished_at) + (m.duration_s ? " in " + fix(m.duration_s, 1) + " s" : "") }),
+          el("dt", null, "seed commitment"), el("dd", { id: "commitment", text: m.commitment }),
+          el("dt", null, "seed"), el("dd", { id: "seed", text: m.seed || "revealed once every rotation of this deal is played" })),
+        el("h2", null, "Seats"), seats,
+        el("p", { cls: "controls" },
+          m.log ? [el("a", { id: "replay-link", href: "/matches/" + enc(m.key) + "/replay" }, "Watch the replay"), " · ",
+            el("a", { id: "log-link", href: m.log, download: m.key + ".jsonl" }, "Download the log")] : el("span", { cls: "muted" }, "The replay and the log are public once the deal is finished."),
+          mine ? [" · ", el("a", { href: "/me/output/" + enc(m.key) }, "Your bot's output")] : null),
+        el("p", { cls: "muted" }, "The commitment is the SHA-256 of the seed's decimal text, published when the table was scheduled: ",
+          el("code", { text: "thirtyone remote download " + m.key }), " then ", el("code", { text: "thirtyone replay " + m.key + ".jsonl --verify" }), " checks the deal against it."));
+    }, fail);
+  }
+
+  // ------------------------------------------------------------ a bot's page
+
+  function ratingPlot(versions) {
+    var W = 560, H = 200, L = 44, R = 10, T = 10, B = 28;
+    var pts = versions.filter(function (v) { return v.matches > 0 || v.status === "active"; });
+    if (pts.length < 1) return null;
+    var vals = pts.map(function (v) { return v.mu - 3 * v.sigma; });
+    var lo = Math.min.apply(null, vals.concat(pts.map(function (v) { return v.mu; }))) - 1, hi = Math.max.apply(null, pts.map(function (v) { return v.mu; })) + 1;
+    function X(i) { return L + (W - L - R) * (pts.length === 1 ? 0.5 : i / (pts.length - 1)); }
+    function Y(v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); }
+    var s = svg("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": "rating by version" });
+    [lo, (lo + hi) / 2, hi].forEach(function (v) {
+      s.appendChild(svg("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#e3e0d6" }));
+      s.appendChild(svg("text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, v.toFixed(1)));
+    });
+    pts.forEach(function (v, i) {
+      s.appendChild(svg("line", { x1: X(i), x2: X(i), y1: Y(v.mu - 3 * v.sigma), y2: Y(v.mu), stroke: PALETTE[0], "stroke-width": 2, opacity: 0.4 }));
+      s.appendChild(svg("circle", { cx: X(i), cy: Y(v.mu - 3 * v.sigma), r: 4, fill: PALETTE[0] }));
+      s.appendChild(svg("text", { x: X(i), y: H - 8, "text-anchor": "middle" }, "v" + v.number));
+    });
+    return el("div", { cls: "plot" }, el("p", { cls: "muted" }, "Rating (dot: mu − 3σ, bar up to mu) of each version that played:"), s);
+  }
+  function showBot(name) {
+    Promise.all([api("GET", "/api/v1/bots/" + enc(name)), api("GET", "/api/v1/matches?limit=20&bot=" + enc(name))]).then(function (res) {
+      var b = res[0], ms = res[1];
+      show(el("h1", null, "Bot " + b.name),
+        el("p", { cls: "muted" }, "by ", el("a", { href: "/?user=" + enc(b.owner), text: b.owner }), ". Each upload is a new version."),
+        el("h2", null, "Versions"),
+        table([["version", "l"], ["status", "l"], ["rating"], ["mu", "opt"], ["σ", "opt"], ["matches"], ["wins", "opt"], ["uploaded", "opt2"]], b.versions.map(function (v) {
+          return el("tr", null, td(v.label, "l name"), td(status(v.status), "l"), td(fix(v.mu - 3 * v.sigma, 2)), td(fix(v.mu, 2), "opt"), td(fix(v.sigma, 2), "opt"),
+            td(String(v.matches)), td(String(v.wins), "opt"), td(when(v.uploaded_at), "opt2"));
+        })),
+        ratingPlot(b.versions.slice().reverse()),
+        el("h2", null, "Recent matches"), ms.length ? matchTable(ms) : el("p", { cls: "muted" }, "No match yet."),
+        el("p", null, el("a", { href: "/matches?bot=" + enc(b.name) }, "every match of " + b.name + " →")));
+    }, fail);
+  }
+
+  // ------------------------------------------------------------ admin
+
+  function showAdmin() {
+    if (!needUser()) return;
+    if (!session.user.admin) { fail(new ApiError(403, "forbidden", "this page needs an admin of the arena")); return; }
+    Promise.all([api("GET", "/api/v1/admin/users"), api("GET", "/api/v1/admin/settings"), api("GET", "/api/v1/ladder")]).then(function (res) {
+      var users = res[0], settings = res[1], ladder = res[2];
+      var inviteBox = el("div", { id: "invite-box" });
+      var err = el("p", { cls: "bad", id: "admin-error", role: "alert" });
+      function act(url, body) { return function () { api("POST", url, body).then(showAdmin, function (e) { formError(err, e); }); }; }
+      var dq = el("form", { cls: "controls", id: "disqualify-form", onsubmit: function (ev) {
+        ev.preventDefault();
+        act("/api/v1/admin/versions/" + enc(dq.elements.vid.value) + "/disqualify", { reason: dq.elements.reason.value || "disqualified by an admin" })();
+      } }, el("input", { type: "number", name: "vid", min: "1", placeholder: "version id", required: true, "aria-label": "version id" }),
+      el("input", { type: "text", name: "reason", maxlength: "500", placeholder: "reason", "aria-label": "reason" }),
+      el("button", { type: "submit" }, "Disqualify"));
+      show(el("h1", null, "Admin"), err,
+        el("h2", null, "Ladder"),
+        el("p", null, "The ladder is ", ladder.paused ? el("strong", { cls: "bad", text: "paused" }) : el("strong", { cls: "good", text: "playing" }), ".  ",
+          ladder.paused ? el("button", { id: "resume", onclick: act("/api/v1/admin/ladder/resume") }, "Resume") : el("button", { id: "pause", onclick: act("/api/v1/admin/ladder/pause") }, "Pause")),
+        el("h2", null, "Users"),
+        el("p", { cls: "controls" }, el("button", { id: "make-invite", onclick: function () {
+          api("POST", "/api/v1/admin/invites").then(function (r) { inviteBox.replaceChildren("Invite code (shown once): ", el("code", { cls: "token", id: "invite", text: r.code })); },
+            function (e) { formError(err, e); });
+        } }, "Make an invite code"), inviteBox),
+        table([["user", "l"], ["admin", "l"], ["state", "l"], ["since", "opt"], ["", "l"]], users.map(function (u) {
+          return el("tr", null, td(u.name, "l name"), td(u.admin ? "admin" : "", "l"), td(u.disabled ? "disabled" : "enabled", "l"), td(when(u.created_at), "opt"),
+            td(u.id === session.user.id ? "" : u.disabled ? el("button", { onclick: act("/api/v1/admin/users/" + enc(u.name) + "/enable") }, "Enable")
+              : el("button", { onclick: act("/api/v1/admin/users/" + enc(u.name) + "/disable") }, "Disable"), "l"));
+        })),
+        el("h2", null, "Disqualify a version"), dq,
+        el("h2", null, "Settings"), el("p", { cls: "muted" }, "Read-only: they are edited in the arena folder's arena.toml."),
+        table([["setting", "l"], ["value", "l"]], Object.keys(settings.described).map(function (k) {
+          return el("tr", null, td(k, "l"), td(settings.described[k], "l name"));
+        })));
+    }, fail);
+  }
+
+  // ------------------------------------------------------------ routing
+
+  function route() {
+    var parts = location.pathname.split("/").slice(1).map(decodeURIComponent);
+    var page = parts[0] || "board";
+    document.querySelectorAll("#nav a").forEach(function (a) { a.classList.toggle("active", a.id === "nav-" + page); });
+    if (page === "signin") return showSignIn();
+    if (page === "signup") return showSignUp();
+    if (page === "me" && parts[1] === "output") return showOutput(parts[2]);
+    if (page === "me") return showMe();
+    if (page === "matches" && parts[1]) return showMatch(parts[1]);
+    if (page === "matches") return showMatches();
+    if (page === "bots") return showBot(parts[1]);
+    if (page === "admin") return showAdmin();
+    return showBoard();
+  }
+
+  api("GET", "/api/v1/session").then(function (s) { session = s; }, function () {}).then(function () { renderWho(); route(); });
+})();

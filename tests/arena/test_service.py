@@ -1,0 +1,247 @@
+"""The API against a real ``arena serve`` process: every route with every kind of caller, and
+every kind of bad upload refused with its own message and nothing changed.
+
+One server for the module: the good uploads validate in the background while the bad ones
+are tried, and the walk of the routes waits for the ladder's first match.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+import signal
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from referee.ladder.accounts import FailureLimiter
+from referee.ladder.errors import TooMany
+from referee.service.app import api_routes
+from referee.service.deps import access_of
+from tests.arena.conftest import SAMPLES, Arena, cli, make_arena, poll_until
+
+LIMITS = {
+    "max_archive_bytes": 64 * 1024, "max_unpacked_bytes": 128 * 1024, "max_files": 50, "max_ratio": 200,
+    "daily_uploads": 2, "failed_logins_per_minute": 100_000,
+}
+
+
+#: The module's server is shared, and the first test waits for it to start (on a busy machine).
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    a = make_arena(tmp_path_factory.mktemp("service") / "arena")
+    toml = a.folder / "arena.toml"
+    text = toml.read_text()
+    for k, v in LIMITS.items():
+        text = re.sub(rf"^{k} = .*$", f"{k} = {v}", text, flags=re.M)
+    toml.write_text(text)
+    a.add_user("admin", admin=True)
+    a.add_users("alice", "bob", "carol", "victim", "revoked")
+    cli("arena", "user", "revoke", str(a.folder), "revoked")
+    a.serve()
+    # Two good versions, so the ladder plays; and a broken one of alice's, rejected.
+    bob_src = (SAMPLES / "random.py").read_bytes()
+    assert a.api("POST", "/api/v1/versions", "alice", params={"filename": "greedy.py"}, content=(SAMPLES / "greedy.py").read_bytes()).status_code == 201
+    assert a.api("POST", "/api/v1/versions", "bob", params={"filename": "randbot.py"}, content=bob_src).status_code == 201
+    r = a.api("POST", "/api/v1/versions", "alice", params={"filename": "junk.py"}, content=b"raise SystemExit(3)\n")
+    assert r.status_code == 201
+    a.junk = r.json()["id"]  # type: ignore[attr-defined]
+    yield a
+    # Ctrl-C (SIGINT) stops the service, its ladder, workers and bots (Arena.stop checks).
+    a.stop(signal.SIGINT)
+
+
+def _tgz(entries: list[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for e in entries:
+            if isinstance(e, tarfile.TarInfo):
+                tf.addfile(e)
+            else:
+                info = tarfile.TarInfo(e[0])
+                info.size = len(e[1])
+                tf.addfile(info, io.BytesIO(e[1]))
+    return buf.getvalue()
+
+
+def _zip(entries: list[tuple[str, bytes, int]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+def _link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = target
+    return info
+
+
+def _device(name: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.CHRTYPE
+    info.devmajor, info.devminor = 1, 3
+    return info
+
+
+def _words(n_bytes: int) -> bytes:
+    """Text that compresses a few times over, as source code does (not a bomb)."""
+    rng = random.Random(5)
+    words = [f"w{rng.getrandbits(20):x}" for _ in range(60)]
+    out = []
+    size = 0
+    while size < n_bytes:
+        w = rng.choice(words) + " "
+        out.append(w)
+        size += len(w)
+    return "".join(out).encode()
+
+
+MANIFEST = ("bot.toml", b'name = "good"\ncommand = "python bot.py"\n')
+BOT = ("bot.py", b"print('hi')\n")
+
+BAD_UPLOADS = {
+    "archive too large": ("big.tar.gz", random.Random(1).randbytes(100 * 1024), None, 413, "an upload may be at most"),
+    "unpacked too large": ("big.tar.gz", _tgz([MANIFEST, BOT, ("data.txt", _words(200 * 1024))]), None, 413, "unpacks to more than"),
+    "too many files": ("many.tgz", _tgz([MANIFEST, BOT, *[(f"f{i}.txt", b"x") for i in range(60)]]), None, 422, "more than 50 entries"),
+    "zip bomb": ("bomb.zip", _zip([("bot.toml", MANIFEST[1], 0o644), ("zeros.bin", bytes(120 * 1024), 0o644)]), None, 422, "zip bomb"),
+    "symlink in a tar": ("link.tar.gz", _tgz([MANIFEST, BOT, _link("passwd", "/etc/passwd")]), None, 422, "is a link"),
+    "hard link in a tar": ("hard.tar.gz", _tgz([MANIFEST, BOT, _link("again.py", "bot.py", tarfile.LNKTYPE)]), None, 422, "is a link"),
+    "symlink in a zip": ("link.zip", _zip([("bot.toml", MANIFEST[1], 0o644), ("passwd", b"/etc/passwd", 0o120777)]), None, 422, "is a link"),
+    "device": ("dev.tar.gz", _tgz([MANIFEST, BOT, _device("null")]), None, 422, "device or special file"),
+    "absolute path": ("abs.tar.gz", _tgz([MANIFEST, BOT, ("/tmp/evil.py", b"x")]), None, 422, "absolute path"),
+    "dot-dot": ("up.tar.gz", _tgz([MANIFEST, BOT, ("../evil.py", b"x")]), None, 422, "leads out of the bot's folder"),
+    "dot-dot in a zip": ("up.zip", _zip([("bot.toml", MANIFEST[1], 0o644), ("a/../../evil.py", b"x", 0o644)]), None, 422, "leads out"),
+    "manifest names a missing file": (
+        "missing.tgz", _tgz([("bot.toml", b'name = "good"\ncommand = "python nothere.py"\n'), BOT]), None, 422,
+        "'nothere.py', which is not a file in the bot's folder",
+    ),
+    "no manifest": ("none.tgz", _tgz([BOT]), None, 422, "no bot.toml"),
+    "markup in the name": ("x.tgz", _tgz([("bot.toml", b'name = "<b>bold</b>"\ncommand = "python bot.py"\n'), BOT]), None, 422, "markup or control characters"),
+    "control character in the name": ("x.py", b"print(1)\n", "bell\x07bot", 422, "markup or control characters"),
+    "not an archive": ("x.tar.gz", b"this is not gzip", None, 422, "not a readable tar archive"),
+    "unknown kind": ("bot.rar", b"Rar!", None, 422, "not a bot upload"),
+}
+
+
+def _state(arena: Arena) -> tuple[list[int], list[str], list[str]]:
+    ids = sorted(v["id"] for v in arena.api("GET", "/api/v1/versions", "bob").json())
+    return ids, sorted(p.name for p in (arena.folder / "versions").iterdir()), sorted(p.name for p in (arena.folder / "uploads").iterdir())
+
+
+@pytest.mark.parametrize("case", list(BAD_UPLOADS))
+def test_a_bad_upload_is_refused_with_its_message_and_changes_nothing(arena: Arena, case: str) -> None:
+    filename, data, name, status, message = BAD_UPLOADS[case]
+    before = _state(arena)
+    params = {"filename": filename, **({"name": name} if name else {})}
+    r = arena.api("POST", "/api/v1/versions", "bob", params=params, content=data)
+    assert r.status_code == status, r.text
+    assert message in r.json()["error"]["message"]
+    assert _state(arena) == before
+    assert not (Path("/tmp") / "evil.py").exists()
+
+
+def test_uploads_over_the_daily_limit_are_refused(arena: Arena) -> None:
+    # alice uploaded 2 versions in the fixture, this arena's daily limit.
+    before = _state(arena)
+    r = arena.api("POST", "/api/v1/versions", "alice", params={"filename": "third.py"}, content=b"print(1)\n")
+    assert r.status_code == 429 and "daily limit" in r.json()["error"]["message"]
+    assert _state(arena) == before
+
+
+def test_a_bot_name_belongs_to_its_first_uploader(arena: Arena) -> None:
+    r = arena.api("POST", "/api/v1/versions", "victim", params={"filename": "greedy.py"}, content=b"print(1)\n")
+    assert r.status_code == 409 and "belongs to another user" in r.json()["error"]["message"]
+
+
+def test_errors_have_one_shape_and_no_trace(arena: Arena) -> None:
+    for r in (
+        arena.api("GET", "/api/v1/nowhere"),
+        arena.api("GET", "/api/v1/me"),
+        arena.api("GET", "/api/v1/matches", params={"limit": "many"}),
+        arena.api("GET", "/api/v1/me", headers={"Authorization": "Basic abc"}),
+    ):
+        body = r.json()
+        assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}, body
+        assert "Traceback" not in r.text
+    assert arena.api("GET", "/api/v1/me").headers["www-authenticate"] == "Bearer"
+    assert arena.api("GET", "/openapi.json").json()["info"]["title"] == "Thirty-One arena"
+
+
+def test_failed_sign_ins_are_limited_per_address() -> None:
+    limiter = FailureLimiter(3, 60.0)
+    for _ in range(3):
+        limiter.check("10.0.0.1")
+        limiter.fail("10.0.0.1")
+    with pytest.raises(TooMany, match="too many failed sign-ins"):
+        limiter.check("10.0.0.1")
+    limiter.check("10.0.0.2")  # another address is not held back
+
+
+def _concrete(path: str, arena: Arena, key: str) -> str:
+    values = {"version_id": str(arena.junk), "key": key, "name": "greedy"}  # type: ignore[attr-defined]
+    if path.startswith("/api/v1/admin/users/"):
+        values["name"] = "victim"
+    return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
+
+
+#: What each kind of caller may get from a route of each level: "allowed" is any answer but
+#: 401, 403 and 404 (a route may still refuse the request itself, e.g. an empty upload).
+#: "other" is bob, whose bot sits at every table of this two-bot ladder; "stranger" is carol,
+#: who has no bot at all.
+EXPECTED = {
+    "public": dict.fromkeys(("none", "wrong", "revoked", "other", "stranger", "owner", "admin"), "allowed"),
+    "user": {"none": 401, "wrong": 401, "revoked": 401, "other": "allowed", "stranger": "allowed", "owner": "allowed", "admin": "allowed"},
+    "owner": {"none": 401, "wrong": 401, "revoked": 401, "other": 404, "stranger": 404, "owner": "allowed", "admin": 404},
+    "owner-seat": {"none": 401, "wrong": 401, "revoked": 401, "other": "allowed", "stranger": 404, "owner": "allowed", "admin": 404},
+    "admin": {"none": 401, "wrong": 401, "revoked": 401, "other": 403, "stranger": 403, "owner": 403, "admin": "allowed"},
+}
+
+
+def test_every_route_with_every_kind_of_caller(arena: Arena) -> None:
+    # The routes come from the app's own routers, checked against the served OpenAPI
+    # document: a new route cannot be left out of this walk.
+    routes = api_routes()
+    served = {(m.upper(), p) for p, ops in arena.api("GET", "/openapi.json").json()["paths"].items() for m in ops}
+    assert served == {(m, r.path) for r in routes for m in r.methods - {"HEAD"}}
+    undeclared = [r.path for r in routes if access_of(r) == "undeclared"]
+    assert not undeclared, f"routes that do not say who may call them: {undeclared}"
+
+    def alices_match() -> str | None:
+        ms = arena.api("GET", "/api/v1/matches", params={"bot": "greedy"}).json()
+        return ms[0]["key"] if ms else None
+
+    key = poll_until("the ladder's first match", alices_match, timeout_s=240, every_s=0.5)
+    headers = {
+        "none": {}, "wrong": {"Authorization": "Bearer t31_" + "x" * 43},
+        "revoked": {"Authorization": f"Bearer {arena.tokens['revoked']}"},
+        "other": {"Authorization": f"Bearer {arena.tokens['bob']}"},
+        "stranger": {"Authorization": f"Bearer {arena.tokens['carol']}"},
+        "owner": {"Authorization": f"Bearer {arena.tokens['alice']}"},
+        "admin": {"Authorization": f"Bearer {arena.tokens['admin']}"},
+    }
+    seen = set()
+    for route in routes:
+        level = access_of(route)
+        path = _concrete(route.path, arena, key)
+        for method in sorted(route.methods - {"HEAD"}):
+            for caller, want in EXPECTED[level].items():
+                r = arena.api(method, path, headers=headers[caller])
+                got = r.status_code
+                ok = got not in (401, 403, 404) if want == "allowed" else got == want
+                assert ok, f"{method} {path} ({level}) as {caller}: {got} {r.text[:200]}"
+                seen.add((method, route.path))
+    assert arena.api("POST", "/api/v1/admin/ladder/resume", headers=headers["admin"]).status_code == 200
+    assert len(seen) == sum(len(r.methods - {"HEAD"}) for r in routes)

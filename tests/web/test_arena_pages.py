@@ -1,0 +1,321 @@
+"""The arena's web pages in a real headless Chromium, against a real ``arena serve`` process
+with real bots: sign-up with invites, uploads through the form, validation, play, replays,
+a bot's own output, and who may see what.
+
+The quick test covers the accounts (sign up, CSRF, sign out, markup in a name); the slow one
+plays a ladder. Screenshots of every page at 1280x800 and 390x844 go to ``docs/arena-*.png``
+when ``THIRTYONE_DOCS_SHOTS=1`` (the README shows the leaderboard), else to the artefacts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from referee.ladder.accounts import add_user, set_password
+from referee.ladder.store import ArenaStore
+from tests.arena.conftest import SAMPLES, Arena, make_arena, poll_until
+from tests.web.conftest import ARTIFACTS
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+SIZES = {"1280": (1280, 800), "390": (390, 844)}
+PASSWORD = "a long enough password"
+#: Markup that would run or add an element if a page put a user's text in as HTML.
+MARKUP = '<img src=x id=injected onerror="window.pwned=1"><script>window.pwned=1</script>'
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@dataclass
+class Tab:
+    """One browser context (its own cookies) and page, with the errors it logged."""
+
+    context: Any
+    page: Any
+    base: str
+    errors: list[str] = field(default_factory=list)
+    #: Console errors this tab expects (a 404 it asked for on purpose).
+    allowed: list[str] = field(default_factory=list)
+
+    def go(self, path: str) -> Any:
+        """Open a page and wait until the script has drawn it."""
+        r = self.page.goto(self.base + path)
+        # (wait_for_function would evaluate a string, which the pages' CSP forbids)
+        self.page.wait_for_selector("#app[data-drawn]", state="attached")
+        return r
+
+    def injected(self) -> bool:
+        """Whether any user text got in as markup."""
+        return bool(self.page.evaluate("!!document.getElementById('injected') || window.pwned === 1 || document.querySelectorAll('#app script').length > 0"))
+
+    def shot(self, name: str) -> None:
+        """Screenshots of the page as it is, at both widths; neither may scroll sideways."""
+        docs = os.environ.get("THIRTYONE_DOCS_SHOTS") == "1"
+        for tag, (w, h) in SIZES.items():
+            self.page.set_viewport_size({"width": w, "height": h})
+            self.page.wait_for_timeout(50)  # a layout pass, not a wait for an event
+            wide = self.page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert wide <= 0, f"{name} at {w} px scrolls sideways by {wide} px"
+            out = (DOCS if docs else ARTIFACTS) / f"arena-{name}-{tag}.png"
+            out.parent.mkdir(exist_ok=True)
+            self.page.screenshot(path=str(out), full_page=not docs)
+        self.page.set_viewport_size({"width": 1280, "height": 800})
+
+    def csrf(self) -> str:
+        """This tab's session's CSRF token, as the pages read it."""
+        return str(self.context.request.get(self.base + "/api/v1/session").json()["csrf"])
+
+
+@pytest.fixture
+def tabs(browser: Any) -> Iterator[Any]:
+    """Make tabs on a base URL; at the end none may have logged an unexpected error."""
+    made: list[Tab] = []
+
+    def make(base: str) -> Tab:
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+        pg = ctx.new_page()
+        pg.set_default_timeout(30_000)
+        t = Tab(ctx, pg, base)
+
+        def on_console(m: Any) -> None:
+            if m.type in ("error", "warning") and not any(a in m.text for a in t.allowed):
+                t.errors.append(f"console {m.type} on {pg.url}: {m.text}")
+
+        pg.on("console", on_console)
+        pg.on("pageerror", lambda e: t.errors.append(f"page error on {pg.url}: {e}"))
+        made.append(t)
+        return t
+
+    yield make
+    try:
+        assert [e for t in made for e in t.errors] == []
+    finally:
+        for t in made:
+            t.context.close()
+
+
+def _serve(tmp: Path) -> tuple[Arena, str]:
+    a = make_arena(tmp / "arena")
+    toml = a.folder / "arena.toml"
+    toml.write_text(re.sub(r"^failed_logins_per_minute = .*$", "failed_logins_per_minute = 100000", toml.read_text(), flags=re.M))
+    with ArenaStore.open(a.folder) as store:
+        boss, a.tokens["boss"] = add_user(store, "boss", admin=True)
+        set_password(store, boss, PASSWORD)
+    a.serve()
+    return a, a.url
+
+
+def _invite(a: Arena) -> str:
+    r = a.api("POST", "/api/v1/admin/invites", "boss")
+    assert r.status_code == 201, r.text
+    return str(r.json()["code"])
+
+
+def sign_up(t: Tab, name: str, invite: str, password: str = PASSWORD) -> None:
+    """Fill in the sign-up form as a person does."""
+    t.go("/signup")
+    t.page.fill("#f-name", name)
+    t.page.fill("#f-password", password)
+    t.page.fill("#f-password2", password)
+    t.page.fill("#f-invite", invite)
+    t.page.click("#signup-form button[type=submit]")
+
+
+def sign_in(t: Tab, name: str) -> None:
+    """Sign in through the form."""
+    t.go("/signin")
+    t.page.fill("#f-name", name)
+    t.page.fill("#f-password", PASSWORD)
+    t.page.click("#signin-form button[type=submit]")
+    t.page.wait_for_url(t.base + "/me")
+
+
+@pytest.fixture(scope="module")
+def quick_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Arena, str]]:
+    a, url = _serve(tmp_path_factory.mktemp("pages-quick"))
+    yield a, url
+    a.stop()
+
+
+def test_sign_up_sign_out_sign_in_and_csrf(quick_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = quick_arena
+    t = tabs(url)
+    # Signed out: only public pages; a private one sends the browser to the sign-in page.
+    t.go("/")
+    assert t.page.is_hidden("#nav-me")
+    t.go("/me")
+    t.page.wait_for_url(re.compile(r"/signin\?next=%2Fme$"))
+    assert httpx.get(url + "/api/v1/versions").status_code == 401
+    # A password that breaks a rule is refused, saying which; a name with markup too, as text.
+    # (Chromium logs every refused request, a 4xx answer, as a console error: expected here.)
+    t.allowed.append("422")
+    sign_up(t, "quinn", _invite(a), password="short")
+    # (the browser's own minlength check stops the form first; the API says the same)
+    r = httpx.post(url + "/api/v1/signup", json={"name": "quinn", "password": "aaaaaaaaaaaa", "invite": "x"})
+    assert r.status_code == 422 and "one character repeated" in r.text
+    sign_up(t, MARKUP[:30], _invite(a))
+    t.page.wait_for_selector("#form-error:not(:empty)")
+    assert "markup" in t.page.text_content("#form-error") and not t.injected()
+    t.shot("signup")
+    # A good sign-up signs in and lands on "My bots"; the cookie is Secure, HttpOnly, Strict.
+    sign_up(t, "quinn", _invite(a))
+    t.page.wait_for_url(url + "/me")
+    t.page.wait_for_selector("#upload-form")
+    cookie = next(c for c in t.context.cookies() if c["name"] == "arena_session")
+    assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert t.page.text_content("#me-name") == "quinn"
+    # A change made with the session but without its CSRF token is refused, and with it accepted.
+    refused = t.context.request.post(url + "/api/v1/me/tokens")
+    assert refused.status == 403 and "CSRF" in refused.text()
+    refused = t.context.request.post(url + "/api/v1/me/tokens", headers={"X-CSRF-Token": "wrong"})
+    assert refused.status == 403
+    assert t.context.request.post(url + "/api/v1/me/tokens", headers={"X-CSRF-Token": t.csrf()}).status == 201
+    # The page's own button sends it.
+    t.page.click("#make-token")
+    assert t.page.wait_for_selector("#token").text_content().startswith("t31_")
+    # A used invite cannot be used again.
+    used = httpx.post(url + "/api/v1/signup", json={"name": "other", "password": PASSWORD, "invite": "nope"})
+    assert used.status_code == 422 and "invite" in used.text
+    # Sign out ends the session: the old cookie no longer works.
+    t.page.click("#signout")
+    t.page.wait_for_selector("#nav-signin")
+    assert httpx.get(url + "/api/v1/versions", cookies={"arena_session": cookie["value"]}).status_code == 401
+    # Sign in again; a wrong password is refused with a message.
+    t.go("/signin")
+    t.page.fill("#f-name", "quinn")
+    t.page.fill("#f-password", "not the password")
+    t.allowed.append("401")
+    t.page.click("#signin-form button[type=submit]")
+    t.page.wait_for_selector("#form-error:not(:empty)")
+    assert "wrong user name or password" in t.page.text_content("#form-error")
+    t.shot("signin")
+    t.page.fill("#f-password", PASSWORD)
+    t.page.click("#signin-form button[type=submit]")
+    t.page.wait_for_url(url + "/me")
+    t.page.wait_for_selector("#upload-form")
+
+
+@pytest.mark.slow
+def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs: Any) -> None:
+    a, url = _serve(tmp_path)
+    try:
+        _two_users(a, url, tabs, tmp_path)
+    finally:
+        a.stop()
+
+
+def _upload(t: Tab, path: Path) -> int:
+    t.page.set_input_files("#f-file", str(path))
+    t.page.click("#upload-form button[type=submit]")
+    t.page.wait_for_selector("#upload-note:has-text('queued for validation')")
+    return int(t.page.get_attribute("tr[data-version]", "data-version"))
+
+
+def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
+    ann, ben, out = tabs(url), tabs(url), tabs(url)
+    sign_up(ann, "ann", _invite(a))
+    sign_up(ben, "ben", _invite(a))
+    for t in (ann, ben):
+        t.page.wait_for_url(url + "/me")
+        t.page.wait_for_selector("#upload-form")
+    # Ben's bot writes markup to its stderr, which his pages must show as text.
+    noisy = tmp / "noisy.py"
+    seeded = '        self.rng = random.Random(f"{info.match_id}/{info.seat}")'
+    source = (SAMPLES / "random.py").read_text()
+    assert seeded in source
+    noisy.write_text(source.replace(seeded, f"        import sys\n        print({MARKUP!r}, file=sys.stderr, flush=True)\n{seeded}"))
+    ann_v = _upload(ann, SAMPLES / "greedy.py")
+    ben_v = _upload(ben, noisy)
+    ann.shot("me-queued")
+    # The page refreshes itself while a version validates: wait for "active" on it.
+    for t, v in ((ann, ann_v), (ben, ben_v)):
+        t.page.wait_for_selector(f"tr[data-version='{v}'] .status.active", timeout=240_000)
+
+    def a_finished_deal() -> str | None:
+        ms = httpx.get(url + "/api/v1/matches", params={"status": "done"}, timeout=30).json()
+        done = [m for m in ms if m.get("seed")]
+        return done[0]["key"] if done else None
+
+    key = poll_until("a match whose deal is finished", a_finished_deal, timeout_s=300, every_s=1)
+    # The leaderboard shows both, live; the filter by user keeps one.
+    ann.go("/")
+    ann.page.wait_for_selector("#standings tr[data-version]")
+    ann.page.wait_for_selector("#standings tbody tr:nth-child(2)")
+    ann.shot("leaderboard")
+    ann.page.select_option("#user-filter", "ben")
+    ann.page.wait_for_selector("#standings tbody tr:only-child")
+    # The match page: seats, the commitment and the revealed seed, the log, the replay.
+    ann.go(f"/matches/{key}")
+    m = httpx.get(url + f"/api/v1/matches/{key}").json()
+    assert ann.page.text_content("#commitment") == m["commitment"]
+    assert ann.page.text_content("#seed") == m["seed"]
+    log = ann.context.request.get(url + ann.page.get_attribute("#log-link", "href"))
+    assert log.status == 200 and log.text().startswith("{")
+    ann.shot("match")
+    ann.page.click("#replay-link")
+    ann.page.wait_for_selector(".felt")
+    assert ann.page.get_attribute("#source", "href") == f"/matches/{key}"
+    ann.shot("replay")
+    ann.go("/matches")
+    ann.page.wait_for_selector("#matches")
+    ann.shot("matches")
+    ann.go("/bots/greedy")
+    ann.page.wait_for_selector("table.data")
+    ann.shot("bot")
+    # Each reads their own bot's output; Ben's markup is text.
+    ben.go("/me")
+    ben.page.wait_for_selector(".output-link")
+    ben.shot("me")
+    ben.page.click(".output-link")
+    ben.page.wait_for_selector("pre.output")
+    assert "<img src=x id=injected" in ben.page.text_content("pre.output") and not ben.injected()
+    ben.shot("output")
+    ann.go(f"/me/output/{key}")
+    ann.page.wait_for_selector("pre.output")
+    assert "<img" not in ann.page.text_content("#app")  # Ann sees only her own bot's output
+    # Ben asking for Ann's private things gets 404, in the browser and in the API.
+    ben.allowed.append("404")
+    for path in (f"/api/v1/versions/{ann_v}", f"/api/v1/versions/{ann_v}/files"):
+        assert ben.context.request.get(url + path).status == 404
+    assert ben.context.request.post(url + f"/api/v1/versions/{ann_v}/withdraw", headers={"X-CSRF-Token": ben.csrf()}).status == 404
+    # A signed-out browser sees the public pages, and no private one.
+    out.go("/")
+    out.page.wait_for_selector("#standings")
+    assert out.page.is_hidden("#nav-me")
+    out.go(f"/matches/{key}")
+    out.page.wait_for_selector("#commitment")
+    out.allowed.append("401")
+    assert out.context.request.get(url + f"/api/v1/matches/{key}/output").status == 401
+    # Ann withdraws her version through the page (the confirm dialog accepted).
+    ann.go("/me")
+    ann.page.once("dialog", lambda d: d.accept())
+    ann.page.click(f"tr[data-version='{ann_v}'] button.withdraw")
+    ann.page.wait_for_selector(f"tr[data-version='{ann_v}'] .status.withdrawn")
+    # The admin's page.
+    boss = tabs(url)
+    sign_in(boss, "boss")
+    boss.go("/admin")
+    boss.page.wait_for_selector("#make-invite")
+    boss.page.click("#make-invite")
+    assert len(boss.page.wait_for_selector("#invite").text_content()) > 10
+    boss.page.click("#pause")
+    boss.page.wait_for_selector("#resume")
+    assert httpx.get(url + "/api/v1/ladder").json()["paused"] is True
+    boss.shot("admin")
+    boss.page.click("#resume")
+    boss.page.wait_for_selector("#pause")
+    # An admin's reason, with markup, reaches the owner's page as text.
+    r = a.api("POST", f"/api/v1/admin/versions/{ben_v}/disqualify", "boss", json={"reason": MARKUP})
+    assert r.status_code == 200, r.text
+    ben.go("/me")
+    ben.page.wait_for_selector(f"#v{ben_v} pre.report")
+    assert ben.page.text_content(f"#v{ben_v} pre.report") == MARKUP
+    for t in (ann, ben, out, boss):
+        assert not t.injected()
