@@ -41,9 +41,11 @@ import itertools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,12 +301,12 @@ def outside_paths(argv: Sequence[str], folder: str) -> list[str]:
     than start a bot that cannot find it. Words that name nothing that exists are not paths.
     """
     own = os.path.realpath(folder)
-    seen = (own, SCRATCH, "/dev", "/proc", *_SYSTEM_DIRS, *_runtime_folders())
+    seen = (own, "/dev", "/proc", *_SYSTEM_DIRS, *_runtime_folders())
     found: list[str] = []
     for i, word in enumerate(argv):
         for text in dict.fromkeys((word, word.partition("=")[2])):
-            if not text or (i == 0 and "/" not in text):
-                continue  # a program named without a folder is looked up on PATH
+            if not text or (i == 0 and "/" not in text) or text.rstrip("/") == SCRATCH:
+                continue  # a program named without a folder is looked up on PATH; /tmp is its scratch
             path = os.path.join(own, os.path.expanduser(text))
             if os.path.lexists(path) and not _covered(os.path.realpath(path), seen) and path not in found:
                 found.append(os.path.abspath(path))
@@ -615,17 +617,21 @@ class BotCgroup:
                 os.rmdir(d)
 
     @staticmethod
-    def remove_leftovers() -> list[str]:
+    def remove_leftovers(wait_s: float = 2.0) -> list[str]:
         """Remove the per-bot cgroups that referees which are gone left behind; return them.
 
-        A referee killed by SIGKILL cannot remove its bots' cgroups; the kernel keeps an
+        A referee killed by SIGKILL cannot remove its bots' cgroups, and the kernel keeps an
         empty cgroup until someone removes it. Only ours are touched: a name of
         :data:`CGROUP_PREFIX` with the pid of the referee that made it, where that process no
-        longer exists; and only when empty (the kernel refuses to remove a cgroup that still
-        holds a process or a child cgroup).
+        longer exists. A process still in one is a bot that outlived its referee (started in
+        the very instant the referee was killed, before bubblewrap's death signal was armed):
+        it is killed first. The kernel refuses to remove a cgroup that still holds a process
+        or a child cgroup, so nothing else can go; up to ``wait_s`` is spent waiting for the
+        killed ones to be gone.
         """
         removed: list[str] = []
         _, parents = BotCgroup._parents()
+        stale: list[str] = []
         for parent in dict.fromkeys(parents.values()):
             try:
                 names = os.listdir(parent)
@@ -633,14 +639,29 @@ class BotCgroup:
                 continue
             for n in names:
                 m = _CGROUP_NAME.fullmatch(n)
-                if m is None or int(m.group(1)) == os.getpid() or _pid_alive(int(m.group(1))):
-                    continue
-                d = os.path.join(parent, n)
+                if m is not None and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+                    stale.append(os.path.join(parent, n))
+        deadline = time.monotonic() + wait_s
+        for d in stale:
+            while True:
                 try:
                     os.rmdir(d)
+                except FileNotFoundError:
+                    break
                 except OSError:
-                    continue
-                removed.append(d)
+                    try:
+                        pids = Path(d, "cgroup.procs").read_text().split()
+                    except OSError:
+                        break
+                    for pid in pids:
+                        with contextlib.suppress(OSError, ValueError):
+                            os.kill(int(pid), signal.SIGKILL)
+                    if not pids or time.monotonic() > deadline:
+                        break  # a child cgroup, or a process that takes its time to go
+                    time.sleep(0.01)
+                else:
+                    removed.append(d)
+                    break
         return removed
 
 
