@@ -188,6 +188,8 @@ class SandboxStatus:
     cgroups: bool
     #: Why the process limit is not enforced, if it is not (root without cgroups).
     process_limit_note: str
+    #: Why the bots' CPU share is not enforced, if it is not (no cgroup, or no cpu controller).
+    cpu_limit_note: str = ""
 
 
 HOW_TO_ENABLE = (
@@ -206,23 +208,39 @@ def probe() -> SandboxStatus:
         "the referee runs as root and cannot create cgroups, and Linux does not apply RLIMIT_NPROC "
         "to root's processes: the process limit is not enforced"
     )
+    cpu_note = _cpu_limit_note()
     if bwrap is None:
-        return SandboxStatus(False, f"bubblewrap (bwrap) is not installed; {HOW_TO_ENABLE}", None, "", cg, note)
+        return SandboxStatus(False, f"bubblewrap (bwrap) is not installed; {HOW_TO_ENABLE}", None, "", cg, note, cpu_note)
     version = ""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
     if shutil.which("prlimit") is None:
-        return SandboxStatus(False, "util-linux's prlimit is not installed (it sets the bots' limits)", bwrap, version, cg, note)
+        return SandboxStatus(False, "util-linux's prlimit is not installed (it sets the bots' limits)", bwrap, version, cg, note, cpu_note)
     with tempfile.TemporaryDirectory(prefix="thirtyone-probe-") as tmp:
         argv = sandboxed_command(["/bin/true"], cwd=None, socket_dir=tmp, config=SandboxConfig(), bwrap=bwrap)
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as e:
-            return SandboxStatus(False, f"bubblewrap could not be run ({e}); {HOW_TO_ENABLE}", bwrap, version, cg, note)
+            return SandboxStatus(False, f"bubblewrap could not be run ({e}); {HOW_TO_ENABLE}", bwrap, version, cg, note, cpu_note)
     if r.returncode != 0:
         why = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
-        return SandboxStatus(False, f"bubblewrap cannot make a sandbox here ({why}); {HOW_TO_ENABLE}", bwrap, version, cg, note)
-    return SandboxStatus(True, "", bwrap, version, cg, note)
+        return SandboxStatus(False, f"bubblewrap cannot make a sandbox here ({why}); {HOW_TO_ENABLE}", bwrap, version, cg, note, cpu_note)
+    return SandboxStatus(True, "", bwrap, version, cg, note, cpu_note)
+
+
+def _cpu_limit_note() -> str:
+    """Why a bot's CPU share cannot be enforced here ("" when it can)."""
+    if os.geteuid() != 0:
+        return (
+            "the referee does not run as root, so it cannot give each bot a cgroup: bots' CPU shares "
+            "(--cpus) are not enforced, and a bot that burns CPU slows the others on the same cores"
+        )
+    made, cpu = BotCgroup.capabilities()
+    if not made:
+        return "cgroups cannot be made here: bots' CPU shares (--cpus) are not enforced"
+    if not cpu:
+        return "the cgroups' cpu controller is not available here: bots' CPU shares (--cpus) are not enforced"
+    return ""
 
 
 # ---------------------------------------------------------------- what a bot may read

@@ -246,8 +246,10 @@ def test_a_bot_burning_cpu_in_many_processes_gets_about_its_share(tmp_path: Path
 
 
 def test_cpus_is_checked_like_the_other_limits() -> None:
-    with pytest.raises(ValueError, match="limit cpus must be a number from 0.01 to 1024, got 0"):
+    """A share is a number of CPUs, bounded, stored and described like the other limits."""
+    with pytest.raises(ValueError) as e:
         BotLimits(cpus=0)
+    assert str(e.value) == "limit cpus must be a number from 0.01 to 1024, got 0"
     assert BotLimits(cpus=2).to_dict()["cpus"] == 2.0
     assert "0.5 CPUs" in BotLimits(cpus=0.5).describe()
 
