@@ -12,7 +12,10 @@ Each local bot process:
   the system and its own files, a private scratch folder, limits, a clean environment, and
   death with its referee (``--die-with-parent``) that takes every process inside with it;
 - is told its address in ``THIRTYONE_BOT_ADDRESS`` (a Unix socket in a private temporary
-  directory, mode 0700, removed at the end; bound into the sandbox at the same path);
+  directory, mode 0700, removed at the end). Sandboxed, the socket's folder is at the same
+  path inside, a link into the bot's capped scratch folder, and the referee's side of it is
+  a link to that scratch through ``/proc/PID/root`` (:func:`_link_socket_dir`): the bot
+  writes nothing on this machine's disk;
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee

@@ -11,8 +11,12 @@ the bot:
   namespaces, because it is a file);
 - sees a fresh root with, read-only, the system folders (``/usr`` and its links), a few files
   of ``/etc`` that programs need, the Python runtime and our packages (for sample bots and
-  SDK bots), the folders of the program it runs and its own files; writable, only a private
-  size-capped scratch folder (its ``/tmp``, ``HOME`` and ``TMPDIR``) and its socket's folder;
+  SDK bots), the folder of the program it runs and its own folder (and, only for one's own
+  command in ``thirtyone match``, the folders of the files its words name:
+  :attr:`SandboxConfig.command_files`); a /dev of the usual devices, read-only; writable,
+  only one private tmpfs capped at ``scratch_mb``: its ``/tmp`` (``HOME``, ``TMPDIR``), with
+  ``/dev/shm`` and its socket's folder links into it, so that nothing it writes reaches this
+  machine's disk and at the cap every write gets ENOSPC;
 - never sees the folders the referee names as hidden (the tournament folder with its database
   and logs, other bots' files), even when they lie under a folder that is bound: an empty
   read-only tmpfs is laid over each, before the bot's own folder is bound back in;
@@ -23,9 +27,9 @@ the bot:
   ``setsid`` child that ignores SIGTERM cannot outlive it;
 - is held to :class:`BotLimits`: ``RLIMIT_DATA`` (memory), ``RLIMIT_NPROC`` (processes and
   threads), ``RLIMIT_FSIZE`` (file size), no core files, set inside the sandbox by
-  util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory and
-  pids cgroup per bot, which also bounds the total over all its processes and tells an
-  out-of-memory kill apart from a crash. The process limit needs the cgroup when the referee
+  util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory,
+  pids and CPU cgroup per bot, which also bounds the total over all its processes, gives it
+  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash. The process limit needs the cgroup when the referee
   runs as root, because Linux does not apply ``RLIMIT_NPROC`` to root's processes.
 
 :func:`probe` says whether this machine can sandbox and, if not, why; ``thirtyone doctor``
