@@ -49,13 +49,14 @@ BURNER = textwrap.dedent(
 
 
 def latencies_ms(log: Path, seat: int) -> list[float]:
-    """The decision latencies of ``seat`` in a match log, ms (decisions the bot made itself)."""
+    """The decision latencies of ``seat`` in a match log, ms (decisions the bot made itself,
+    but its first: that one includes the bot's warming up)."""
     out = []
     for line in log.read_text().splitlines():
         action = json.loads(line).get("event", {}).get("action")
         if action and action.get("seat", 0) == seat and not action.get("byReferee"):
             out.append(int(action.get("latencyUs", 0)) / 1000)
-    return out
+    return out[1:]
 
 
 def cpu_usage_s(process: LocalBotProcess) -> float | None:
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the three conditions ``--reps`` times in turn and print the table."""
     parser = argparse.ArgumentParser(description="an honest bot's latency beside a CPU burner, with and without the CPU share")
     parser.add_argument("--burners", type=int, default=8, help="busy processes of the burner bot (default 8)")
-    parser.add_argument("--matches", type=int, default=3, help="honest matches per condition and rep (default 3)")
+    parser.add_argument("--matches", type=int, default=8, help="honest matches per condition and rep (default 8)")
     parser.add_argument("--reps", type=int, default=2, help="rounds of the three conditions, in turn (default 2)")
     parser.add_argument("--seed", type=int, default=31)
     args = parser.parse_args(argv)
