@@ -484,9 +484,18 @@ def sandboxed_command(
 
 
 _counter = itertools.count()
-#: The names of our per-bot cgroups: ``thirtyone-bot-<pid of the referee that made it>-<n>``.
+#: The names of our per-bot cgroups: ``thirtyone-bot-<pid namespace>-<pid of the referee
+#: that made it>-<n>`` (the namespace, so that a pid is never read in another namespace).
 CGROUP_PREFIX = "thirtyone-bot-"
-_CGROUP_NAME = re.compile(re.escape(CGROUP_PREFIX) + r"([0-9]+)-([0-9]+)")
+_CGROUP_NAME = re.compile(re.escape(CGROUP_PREFIX) + r"(?:([0-9]+)-)?([0-9]+)-([0-9]+)")
+
+
+def _pid_namespace() -> str:
+    """This process's PID namespace, as a number ("0" where it cannot be told)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -561,7 +570,7 @@ class BotCgroup:
         v2, parents = BotCgroup._parents()
         if not {"memory", "pids"} <= set(parents):
             return None
-        name = f"{CGROUP_PREFIX}{os.getpid()}-{next(_counter)}"
+        name = f"{CGROUP_PREFIX}{_pid_namespace()}-{os.getpid()}-{next(_counter)}"
         quota = max(1000, round(limits.cpus * _CPU_PERIOD_US))
         made: list[str] = []
         cpu = False
@@ -644,8 +653,8 @@ class BotCgroup:
 
         A referee killed by SIGKILL cannot remove its bots' cgroups, and the kernel keeps an
         empty cgroup until someone removes it. Only ours are touched: a name of
-        :data:`CGROUP_PREFIX` with the pid of the referee that made it, where that process no
-        longer exists. A process still in one is a bot that outlived its referee (started in
+        :data:`CGROUP_PREFIX` with this PID namespace and the pid of the referee that made it,
+        where that process no longer exists. A process still in one is a bot that outlived its referee (started in
         the very instant the referee was killed, before bubblewrap's death signal was armed):
         it is killed first. The kernel refuses to remove a cgroup that still holds a process
         or a child cgroup, so nothing else can go; up to ``wait_s`` is spent waiting for the
@@ -653,7 +662,8 @@ class BotCgroup:
         """
         removed: list[str] = []
         _, parents = BotCgroup._parents()
-        stale: list[str] = []
+        ns = _pid_namespace()
+        stale: list[tuple[str, bool]] = []
         for parent in dict.fromkeys(parents.values()):
             try:
                 names = os.listdir(parent)
@@ -661,10 +671,15 @@ class BotCgroup:
                 continue
             for n in names:
                 m = _CGROUP_NAME.fullmatch(n)
-                if m is not None and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
-                    stale.append(os.path.join(parent, n))
+                # A pid means something only in its own namespace; a name without one (made
+                # by an older referee) is removed only when empty, nothing in it is killed.
+                if m is None or (m.group(1) is not None and m.group(1) != ns):
+                    continue
+                owner = int(m.group(2))
+                if owner != os.getpid() and not _pid_alive(owner):
+                    stale.append((os.path.join(parent, n), m.group(1) is not None))
         deadline = time.monotonic() + wait_s
-        for d in stale:
+        for d, ours in stale:
             while True:
                 try:
                     os.rmdir(d)
@@ -672,7 +687,7 @@ class BotCgroup:
                     break
                 except OSError:
                     try:
-                        pids = Path(d, "cgroup.procs").read_text().split()
+                        pids = Path(d, "cgroup.procs").read_text().split() if ours else []
                     except OSError:
                         break
                     for pid in pids:

@@ -14,6 +14,7 @@ Each test skips only where this machine cannot sandbox (or, for cgroups, is not 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -287,6 +288,7 @@ def test_the_cgroups_a_killed_run_left_are_removed_by_the_next_launcher(tmp_path
     )  # fmt: skip
     mine = BotCgroup.create(BotLimits())  # a live referee's (this one's): never touched
     assert mine is not None
+    made: list[Path] = []
     try:
         assert referee.stdout is not None
         line = referee.stdout.readline()
@@ -301,10 +303,21 @@ def test_the_cgroups_a_killed_run_left_are_removed_by_the_next_launcher(tmp_path
             time.sleep(0.05)
         assert not any(p.read_text().strip() for p in procs), "the bot outlived its killed referee"
         assert all(os.path.isdir(d) for d in dirs), "left behind, as a killed run leaves them"
+        # Someone else's cgroup named after the dead referee stays; one named as an older
+        # referee named them (no namespace) goes, being empty.
+        parent = Path(dirs[-1]).parent
+        foreign, legacy = parent / f"other-{referee.pid}-0", parent / f"thirtyone-bot-{referee.pid}-0"
+        made += [foreign, legacy]
+        foreign.mkdir()
+        legacy.mkdir()
         LocalLauncher(sandbox=SandboxConfig())  # the next run's
         assert [d for d in dirs if os.path.isdir(d)] == []
         assert all(os.path.isdir(d) for d in mine.dirs)
+        assert foreign.is_dir() and not legacy.exists()
     finally:
+        for d in made:
+            with contextlib.suppress(OSError):
+                d.rmdir()
         with_group = referee.poll() is None
         if with_group:
             os.killpg(referee.pid, signal.SIGKILL)
