@@ -25,10 +25,13 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots import LocalLauncher, parse_bot_spec
 from referee.bots.process import LocalBotProcess
 from referee.bots.sandbox import BotCgroup, BotLimits, SandboxConfig, probe
+from referee.cli.app import app
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 from referee.tournament.submit import SubmissionError, submit
@@ -322,3 +325,20 @@ def test_the_cgroups_a_killed_run_left_are_removed_by_the_next_launcher(tmp_path
         if with_group:
             os.killpg(referee.pid, signal.SIGKILL)
         mine.remove()
+
+
+def test_cpus_is_an_option_wherever_memory_is(tmp_path: Path) -> None:
+    """``--cpus`` on ``match``, ``check-bot`` and ``tournament new``: a bad one is an error
+    naming the option before anything is made; a good one is the tournament's setting."""
+    cli = CliRunner()
+    for argv in (["match", "greedy", "random", "--cpus", "0"], ["check-bot", "greedy", "--cpus", "2000"],
+                 ["tournament", "new", str(tmp_path / "bad"), "--cpus", "0"]):  # fmt: skip
+        result = cli.invoke(app, argv)
+        assert result.exit_code == 2, result.output
+        assert "--cpus must be a number from 0.01 to 1024" in " ".join(result.stderr.split()), result.output
+    assert not (tmp_path / "bad").exists()
+    assert cli.invoke(app, ["tournament", "new", str(tmp_path / "t"), "--cpus", "0.5"]).exit_code == 0
+    with TournamentStore.open(tmp_path / "t", readonly=True) as store:
+        assert store.settings.limits.cpus == 0.5
+        config = store.settings.sandbox_config(tmp_path / "t")
+        assert config is not None and config.limits.cpus == 0.5 and not config.command_files
