@@ -557,7 +557,7 @@ async def _link_socket_dir(proc: subprocess.Popen[bytes], info_fd: int, socket_d
         try:
             st = os.stat(root)
         except OSError:
-            return  # the sandbox is gone already
+            st = host_root  # not there (yet, or any more): the exit is checked below
         if (st.st_dev, st.st_ino) != (host_root.st_dev, host_root.st_ino):
             break
         if proc.poll() is not None or loop.time() > deadline:
