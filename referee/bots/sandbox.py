@@ -29,8 +29,9 @@ the bot:
   threads), ``RLIMIT_FSIZE`` (file size), no core files, set inside the sandbox by
   util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory,
   pids and CPU cgroup per bot, which also bounds the total over all its processes, gives it
-  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash. The process limit needs the cgroup when the referee
-  runs as root, because Linux does not apply ``RLIMIT_NPROC`` to root's processes.
+  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash.
+  The process limit needs the cgroup when the referee runs as root, because Linux does not
+  apply ``RLIMIT_NPROC`` to root's processes.
 
 :func:`probe` says whether this machine can sandbox and, if not, why; ``thirtyone doctor``
 prints it.
@@ -79,7 +80,6 @@ _ETC_FILES = (
     "passwd",
     "ssl",
 )
-#: Top-level folders that are links into /usr on merged-/usr systems, or folders elsewhere.
 #: The devices of a bot's /dev (bound from the host's, as bubblewrap's --dev does).
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 #: The links of a bot's /dev: its standard streams, and shared memory in its scratch folder.
@@ -90,6 +90,7 @@ _DEV_LINKS = (
     ("stderr", "/proc/self/fd/2"),
     ("shm", SCRATCH),
 )
+#: Top-level folders that are links into /usr on merged-/usr systems, or folders elsewhere.
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 #: Our packages, which sample bots and SDK bots import.
 _OWN_PACKAGES = ("referee", "sdk", "sample_bots", "thirtyone")
@@ -329,9 +330,9 @@ def outside_paths(argv: Sequence[str], folder: str) -> list[str]:
         for text in dict.fromkeys((word, word.partition("=")[2])):
             if not text or (i == 0 and "/" not in text) or text.rstrip("/") == SCRATCH:
                 continue  # a program named without a folder is looked up on PATH; /tmp is its scratch
-            path = os.path.join(own, os.path.expanduser(text))
+            path = os.path.abspath(os.path.join(own, os.path.expanduser(text)))
             if os.path.lexists(path) and not _covered(os.path.realpath(path), seen) and path not in found:
-                found.append(os.path.abspath(path))
+                found.append(path)
     return found
 
 
