@@ -382,6 +382,13 @@ class LocalBotProcess:
             self._signal_group(signal.SIGKILL)
 
 
+def _own_folder_or_file(file: str) -> str:
+    """What to bind for a bot's own ``file``: its folder, or the file alone when the folder
+    holds the scratch folder (a bot in /tmp: binding /tmp would hide its scratch)."""
+    folder = os.path.dirname(file)
+    return file if folder == SCRATCH or SCRATCH.startswith(folder.rstrip("/") + "/") else folder
+
+
 class LocalLauncher:
     """Starts bots as local processes, each serving on a Unix socket of its own.
 
@@ -415,15 +422,16 @@ class LocalLauncher:
         if spec.kind == "sample":
             return None, []
         if spec.kind == "file":
-            folder = os.path.dirname(os.path.realpath(spec.argv[-1]))
-            return folder, [folder]
+            file = os.path.realpath(spec.argv[-1])
+            folder = os.path.dirname(file)
+            return folder, [_own_folder_or_file(file)]
         cwd = os.path.realpath(spec.cwd or os.getcwd())
         folders = [cwd]
         if self.sandbox is not None and self.sandbox.command_files:
             for word in spec.argv[1:]:
                 path = os.path.join(cwd, os.path.expanduser(word))
                 if os.path.isfile(path):
-                    folders.append(os.path.dirname(os.path.realpath(path)))
+                    folders.append(_own_folder_or_file(os.path.realpath(path)))
         return cwd, folders
 
     async def launch(self, spec: BotSpec) -> LocalBotProcess:

@@ -421,6 +421,10 @@ def sandboxed_command(
     # back in after the hiding. Other folders named by the command never reopen a secret.
     later = [own] if own is not None and _covered(own, hidden) and not holds_secret(own) else []
     for f in dict.fromkeys([own, *(os.path.realpath(x) for x in files)]):
+        # A folder holding the scratch folder (the bot's own folder is /tmp) would hide it,
+        # and its socket's folder with it: the bot gets its own files bound one by one instead.
+        if f is not None and _is_under(SCRATCH, f):
+            continue
         # A missing working folder is still bound: bubblewrap's error then names it.
         if f is not None and f not in later and (f == own or os.path.exists(f)) and (not _covered(f, hidden) or holds_secret(f)):
             ro(f)

@@ -342,3 +342,24 @@ def test_cpus_is_an_option_wherever_memory_is(tmp_path: Path) -> None:
         assert store.settings.limits.cpus == 0.5
         config = store.settings.sandbox_config(tmp_path / "t")
         assert config is not None and config.limits.cpus == 0.5 and not config.command_files
+
+
+def test_a_bot_whose_folder_is_tmp_keeps_its_scratch_and_its_socket(tmp_path: Path) -> None:
+    """A bot file directly in /tmp: its folder is not bound over its scratch (which would
+    hide the scratch and its socket's folder); the file itself is bound, the rest of the
+    host's /tmp is not there."""
+    bot = Path("/tmp") / f"thirtyone-test-bot-{os.getpid()}-{time.monotonic_ns()}.py"
+    neighbour = tmp_path / "neighbour.txt"  # under /tmp too, on the host
+    neighbour.write_text("not yours\n")
+    bot.write_text(
+        "import os, sys\n"
+        "open(os.environ['HOME'] + '/x', 'w').write('x')\n"
+        "sock = os.environ['THIRTYONE_BOT_ADDRESS'].removeprefix('unix://')\n"
+        "import socket; s = socket.socket(socket.AF_UNIX); s.bind(sock)\n"
+        f"print('OK', os.path.exists(sys.argv[0]), os.path.exists({str(neighbour)!r}))\n"
+    )
+    try:
+        output, _ = run_to_exit(LocalLauncher(sandbox=SandboxConfig()), str(bot), tmp_path)
+    finally:
+        bot.unlink()
+    assert "OK True False" in output, output
