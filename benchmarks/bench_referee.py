@@ -39,7 +39,7 @@ from thirtyone.v1 import bot_pb2
 
 from referee import wire
 from referee.bots import Answer, BotHandle, close_bots, start_bots
-from referee.game import Match, Rules
+from referee.game import Match, Observation, Rules
 from referee.match import MatchConfig, play_match
 
 BOT = str(Path(__file__).resolve().parent / "first_legal_bot.py")
@@ -50,20 +50,24 @@ RULES = Rules().with_options({"lives": 6})
 
 
 class _InstantSeat:
-    """A seat answering from the request itself: what a bot costs when it costs nothing."""
+    """A seat answering from the request itself: what a bot costs when it costs nothing. It
+    converts to and from the wire as the Play stream does (:class:`referee.bots.SeatStream`)."""
 
-    async def start(self, request: bot_pb2.PlayRequest) -> None:
+    async def start(self, info: wire.MatchInfo) -> None:
         """Accept match start."""
-        request.SerializeToString()
+        wire.match_start_request(info).SerializeToString()
 
     async def decide(
         self,
-        request: bot_pb2.PlayRequest,
+        observation: Observation,
         decision_id: int,
+        budget_ms: int,
+        bank_ms: int,
         timeout_s: float,
         while_waiting: Callable[[], None] | None = None,
     ) -> Answer:
-        """Serialise the request as gRPC would, answer its first legal action."""
+        """Build and serialise the request as gRPC would, answer its first legal action."""
+        request = wire.decision_request(observation, decision_id, budget_ms, bank_ms)
         request.SerializeToString()
         if while_waiting is not None:
             while_waiting()
@@ -72,7 +76,7 @@ class _InstantSeat:
         _, action = wire.answer_from_pb(bot_pb2.PlayResponse.FromString(reply.SerializeToString()))
         return Answer(action, 1000)
 
-    async def finish(self, request: bot_pb2.PlayRequest, timeout_s: float = 1.0, wait: bool = True) -> None:
+    async def finish(self, result: wire.MatchResult, timeout_s: float = 1.0, wait: bool = True) -> None:
         """Accept match end."""
 
     def abort(self) -> None:

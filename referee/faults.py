@@ -6,9 +6,10 @@ Two families, never mixed up:
   process that does not start, a bot that speaks another protocol). The match does not
   start; the caller gets a message naming the bot and, for a process, its exit code and the
   tail of its output.
-- :class:`BotFault` and its four kinds (:class:`TimeoutFault`, :class:`CrashFault`,
-  :class:`IllegalFault`, :class:`MalformedFault`): a bot misbehaved during a match. The
-  match records it and applies the fault policy; it is never an error of the referee.
+- :class:`BotFault` and its kinds (:class:`TimeoutFault`, :class:`CrashFault`,
+  :class:`IllegalFault`, :class:`MalformedFault`, and under the strict policy
+  :class:`LateFault`): a bot misbehaved during a match. The match records it and applies
+  the fault policy; it is never an error of the referee.
 
 :class:`LogError` (and :class:`ReplayError`) are about match log files.
 """
@@ -65,20 +66,31 @@ class BotFault(RefereeError):
     gRPC ended the call), so the seat forfeits at once whatever the fault policy.
     """
 
-    #: The fault's kind as the wire names it: "timeout", "crash", "illegal" or "malformed".
+    #: The fault's kind as the wire names it: "timeout", "late", "crash", "illegal" or
+    #: "malformed".
     kind: ClassVar[FaultKindName]
     fatal_by_default: ClassVar[bool] = False
 
-    def __init__(self, message: str, *, fatal: bool | None = None) -> None:
+    def __init__(self, message: str, *, fatal: bool | None = None, waited_ns: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.fatal = self.fatal_by_default if fatal is None else fatal
+        #: How long the seat waited for the bot before the fault, in nanoseconds, by the
+        #: seat's own clock (the match charges it as it charges an answer's latency).
+        self.waited_ns = waited_ns
 
 
 class TimeoutFault(BotFault):
     """No answer before the decision's deadline."""
 
     kind = "timeout"
+
+
+class LateFault(BotFault):
+    """An answer that arrived past the budget with no time bank left to cover it, inside the
+    grace: a fault only under the strict policy (the lenient one counts it and plays on)."""
+
+    kind = "late"
 
 
 class CrashFault(BotFault):
@@ -103,6 +115,7 @@ class MalformedFault(BotFault):
 #: The fault class of each kind.
 FAULT_CLASSES: dict[str, type[BotFault]] = {
     "timeout": TimeoutFault,
+    "late": LateFault,
     "crash": CrashFault,
     "illegal": IllegalFault,
     "malformed": MalformedFault,

@@ -487,6 +487,7 @@ class _Walker:
         self.n = log.header.players
         self.expected: deque[_Expected] = deque()
         self.faults = [0] * self.n
+        self.late = [0] * self.n
         self.decisions = [0] * self.n
         self.latency_sum = [0] * self.n
         self.latency_max = [0] * self.n
@@ -686,6 +687,8 @@ class _Walker:
             self.decisions[seat] += 1
             self.latency_sum[seat] += msg.latency_us
             self.latency_max[seat] = max(self.latency_max[seat], msg.latency_us)
+        if msg.late:
+            self._check_late(at, seat, msg)
         self.watcher.deciding(at, m, rec, msg)
 
         records = self._apply(at, m, lambda: m.apply_unchecked(rec.action))
@@ -702,6 +705,17 @@ class _Walker:
             self._diverge(at, f"the log says seat {seat}'s {rec.action} took {have}; the game model gives {give}")
         self._expect(records[1:], m.turn)
         self.watcher.acted(at, m, done, msg.by_referee)
+
+    def _check_late(self, at: Position, seat: int, msg: log_pb2.ActionEvent) -> None:
+        """A late answer is the bot's own, past its budget, and played only under lenient."""
+        if msg.by_referee:
+            self._diverge(at, "an action played by the referee is marked late; only a bot's answer can be")
+        if self.log.header.fault_policy == "strict":
+            self._diverge(at, f"seat {seat}'s late answer was played; under the strict policy it is a late fault")
+        budget_us = self.log.header.time_control.budget_ms * 1000
+        if msg.latency_us < budget_us:
+            self._diverge(at, f"seat {seat}'s answer is marked late after {msg.latency_us} us, within its {budget_us} us budget")
+        self.late[seat] += 1
 
     def _fault(self, at: Position, m: Match, ev: log_pb2.LogEvent) -> None:
         try:
@@ -729,6 +743,10 @@ class _Walker:
             reason = m.why_illegal(f.default_action)
             if reason is not None:
                 self._diverge(at, f"the referee's action {f.default_action} is illegal: {reason}")
+        if f.kind == "late":
+            if self.log.header.fault_policy != "strict":
+                self._diverge(at, f"a late fault of seat {f.seat} under the {self.log.header.fault_policy} policy; only strict makes lateness a fault")
+            self.late[f.seat] += 1
         self.faults[f.seat] += 1
         self.decisions[f.seat] += 1
         self.pending_fault = (f, at)
@@ -821,6 +839,8 @@ class _Walker:
                 self._diverge(at, f"seat {i} made {plural(s.decisions, 'decision')} in the log's footer; its events show {self.decisions[i]}")
             if s.faults != self.faults[i]:
                 self._diverge(at, f"seat {i} has {plural(s.faults, 'fault')} in the log's footer; its events show {self.faults[i]}")
+            if s.late != self.late[i]:
+                self._diverge(at, f"seat {i} has {plural(s.late, 'late answer')} in the log's footer; its events show {self.late[i]}")
             # Exact without faults, unless a latency hit the log's 32-bit ceiling (71 minutes).
             exact = self.faults[i] == 0 and self.latency_max[i] < 2**32 - 1
             if s.total_latency_us < self.latency_sum[i] or (exact and s.total_latency_us != self.latency_sum[i]):

@@ -1,22 +1,28 @@
 """Plays one match between bots: time control, the fault policy, the log, the result.
 
 The referee is the authority. It holds the game model (:class:`~referee.game.Match`, seeded),
-asks the seat to move for each decision over that seat's Play stream with a deadline,
-validates the answer once (``why_illegal``) and applies it on the fast path
-(``apply_unchecked``). A bot that is late, crashes, answers garbage or plays an illegal
-action commits a fault (:mod:`referee.faults`); the fault policy decides what follows, and
-the match always goes on for the others.
+asks the seat to move for each decision (:class:`SeatConnection`: the bot's Play stream, or
+an in-memory seat in tests) with a deadline, validates the answer once (``why_illegal``) and
+applies it on the fast path (``apply_unchecked``). A bot that times out, crashes, answers
+garbage or plays an illegal action commits a fault (:mod:`referee.faults`); the fault policy
+decides what follows, and the match always goes on for the others. The seat speaks the
+referee's own types (an observation in, an action out); the Play stream converts to and from
+protobuf (:mod:`referee.wire`), so nothing here builds a wire message.
 
 Time control (:class:`~referee.timecontrol.TimeControl`): every request carries the
-decision's budget and the seat's bank left. The referee times each decision on a monotonic
+decision's budget and the seat's bank left. The seat times each decision on a monotonic
 clock from just before it writes the request to the answer's arrival; time beyond the
 budget is taken from the bank; a decision still unanswered after budget + bank left + grace
-is a TIMEOUT, and the bank is then empty.
+is a TIMEOUT, and the bank is then empty. The grace is for transport delay, not thinking: an
+answer past budget + bank left that arrives inside the grace is *late*. It empties the bank
+and is counted (``late`` in the log's action line and in the seat's statistics); under
+``strict`` it is a LATE fault. The arithmetic is :class:`MatchPolicy`'s, pure and clockless.
 
 Fault policy ``lenient`` (default): the referee records the fault, plays a safe default
 action for that decision (:func:`default_action`) and counts a strike; the seat forfeits at
 its ``max_strikes``-th fault, or at once on a fatal fault (a CRASH, or a message so large
-that gRPC closed the stream). ``strict``: the first fault forfeits. A forfeited seat leaves
+that gRPC closed the stream). A late answer is played, and counted, but is no fault.
+``strict``: a late answer is a fault, and the first fault forfeits. A forfeited seat leaves
 the match at once (its hand is dead) and is placed below every seat still in.
 
 Entry points: :func:`play_match` plays with bots already started (a tournament reuses them
@@ -36,14 +42,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from thirtyone.v1 import bot_pb2, log_pb2
+from thirtyone.v1 import log_pb2
 
 from referee import __version__, wire
 from referee.bots import Answer, BotSpec, Launcher, close_bots, start_bots
 from referee.bots.client import FINISH_TIMEOUT_S, STARTUP_TIMEOUT_S
-from referee.faults import BotFault, IllegalFault, TimeoutFault
+from referee.faults import BotFault, IllegalFault, LateFault, TimeoutFault
 from referee.game import (
     DISCARDS,
     DRAW_DISCARD,
@@ -58,6 +64,7 @@ from referee.game import (
     ForfeitRecord,
     Match,
     MatchEnd,
+    Observation,
     Phase,
     Record,
     RestockRecord,
@@ -78,24 +85,28 @@ OUTPUT_TAIL_CHARS = 2000
 
 
 class SeatConnection(Protocol):
-    """One seat's line to its bot for one match (:class:`referee.bots.SeatStream`)."""
+    """One seat's line to its bot for one match, in the referee's own types: the Play stream
+    (:class:`referee.bots.SeatStream`) or an in-memory seat (:mod:`referee.bots.memory`)."""
 
-    async def start(self, request: bot_pb2.PlayRequest) -> None:
+    async def start(self, info: wire.MatchInfo) -> None:
         """Open the line and send ``match_start``."""
         ...
 
     async def decide(
         self,
-        request: bot_pb2.PlayRequest,
+        observation: Observation,
         decision_id: int,
+        budget_ms: int,
+        bank_ms: int,
         timeout_s: float,
         while_waiting: Callable[[], None] | None = None,
     ) -> Answer:
-        """Ask one decision, running ``while_waiting`` once the request is out; raise a
-        :class:`~referee.faults.BotFault` if no usable answer comes in time."""
+        """Ask one decision (telling the bot its budget and bank left), running
+        ``while_waiting`` once the request is out; raise a :class:`~referee.faults.BotFault`
+        (with the time waited) if no usable answer comes within ``timeout_s``."""
         ...
 
-    async def finish(self, request: bot_pb2.PlayRequest, timeout_s: float = ..., wait: bool = ...) -> None:
+    async def finish(self, result: wire.MatchResult, timeout_s: float = ..., wait: bool = ...) -> None:
         """Send ``match_end`` and close the line (``wait=False``: without waiting for the bot
         to hang up)."""
         ...
@@ -149,6 +160,56 @@ class MatchConfig:
         """The strikes that forfeit a seat under this policy (1 under ``strict``)."""
         return 1 if self.fault_policy == "strict" else self.max_strikes
 
+    def policy(self) -> MatchPolicy:
+        """The time control and fault policy as arithmetic (:class:`MatchPolicy`)."""
+        tc = self.time_control
+        return MatchPolicy(
+            tc.budget_ms * 1_000_000, tc.grace_ms * 1_000_000, self.effective_max_strikes, self.fault_policy == "strict"
+        )
+
+
+class Charge(NamedTuple):
+    """What one answer's time does to its seat's bank."""
+
+    bank_left_ns: int
+    #: Past the budget by more than the bank had left (inside the grace, or it would not
+    #: have been taken): the bank is then empty.
+    late: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPolicy:
+    """The time control and the fault policy of a match as pure arithmetic: no clock, no I/O.
+
+    The match loop asks it what a decision's deadline is, what an answer's time costs, and
+    whether a fault forfeits; tests can ask it too, with any figures.
+    """
+
+    budget_ns: int
+    grace_ns: int
+    #: Faults that forfeit a seat (1 under ``strict``).
+    max_strikes: int
+    #: Whether a late answer is a fault (the ``strict`` policy) rather than only counted.
+    strict: bool
+
+    def deadline_ns(self, bank_ns: int) -> int:
+        """How long a seat with ``bank_ns`` left may take before its answer is a timeout."""
+        return self.budget_ns + bank_ns + self.grace_ns
+
+    def charge(self, bank_ns: int, took_ns: int) -> Charge:
+        """The bank left after an answer (or a fault) that took ``took_ns``: time past the
+        budget comes off the bank; time past the bank is late, and never charged beyond it."""
+        over = took_ns - self.budget_ns
+        if over <= 0:
+            return Charge(bank_ns, False)
+        if over <= bank_ns:
+            return Charge(bank_ns - over, False)
+        return Charge(0, True)
+
+    def forfeits(self, fault: BotFault, strike: int) -> bool:
+        """Whether ``fault``, the seat's ``strike``-th, makes it forfeit."""
+        return fault.fatal or strike >= self.max_strikes
+
 
 @dataclass(frozen=True, slots=True)
 class SeatOutcome:
@@ -163,6 +224,11 @@ class SeatOutcome:
     faults: tuple[wire.FaultInfo, ...]
     stats: wire.SeatStats
     bank_left_ms: int
+
+    @property
+    def late(self) -> int:
+        """Answers past the budget that the bank did not cover (inside the grace)."""
+        return self.stats.late
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +342,7 @@ _END_NAMES: dict[MatchEnd, wire.MatchEndReasonName] = {
 class _LazyLines:
     """The log lines of one step's model records, converted only when written."""
 
-    __slots__ = ("by_referee", "decision_id", "dummy", "latency_us", "phase", "records", "turn")
+    __slots__ = ("by_referee", "decision_id", "dummy", "late", "latency_us", "phase", "records", "turn")
 
     def __init__(
         self,
@@ -287,11 +353,13 @@ class _LazyLines:
         turn: int,
         phase: Phase | None = None,
         dummy: tuple[Card, ...] = (),
+        late: bool = False,
     ) -> None:
         self.records = records
         self.decision_id = decision_id
         self.latency_us = latency_us
         self.by_referee = by_referee
+        self.late = late
         # The phase the action was decided in, and the dummy as it lay before it (the cards
         # a SWAP_HAND takes): both gone from the model once the action is applied.
         self.phase = phase
@@ -304,7 +372,9 @@ class _LazyLines:
         for rec in self.records:
             if type(rec) is ActionRecord:
                 taken = wire.taken_cards(rec, self.dummy) if rec.action.kind >= ActionKind.SWAP_UPCARD else ()
-                yield wire.action_event_to_pb(rec, self.decision_id, self.latency_us, self.by_referee, self.phase, taken)
+                yield wire.action_event_to_pb(
+                    rec, self.decision_id, self.latency_us, self.by_referee, self.phase, taken, self.late
+                )
             elif type(rec) is DealRecord:
                 yield wire.deal_event_to_pb(rec)
                 ante = wire.ante_event_to_pb(rec)
@@ -348,16 +418,14 @@ class _Referee:
         self.players = players
         self.seed = seed
         self.rules = rules = config.rules
+        self.config = config
         self.tc = time_control = config.time_control
-        self.policy: wire.FaultPolicyName = config.fault_policy
-        self.max_strikes = config.effective_max_strikes
+        self.policy = config.policy()
         self.writer = writer
         self.match_id = match_id
         self.on_round = on_round
         self.m = Match(n, rules, seed=seed)
         self.conns: list[SeatConnection] = []
-        self.budget_ns = time_control.budget_ms * 1_000_000
-        self.grace_ns = time_control.grace_ms * 1_000_000
         self.bank_ns = [time_control.bank_ms * 1_000_000] * n
         self.faults: list[list[wire.FaultInfo]] = [[] for _ in range(n)]
         self.all_faults: list[wire.FaultInfo] = []
@@ -365,6 +433,7 @@ class _Referee:
         self.decisions = [0] * n
         self.total_us = [0] * n
         self.max_us = [0] * n
+        self.late = [0] * n
         self.next_id = 0
         self.header_written = False
         #: Whether the first deal went to the log (a match aborted before has no chips).
@@ -397,11 +466,14 @@ class _Referee:
         by_referee: bool = False,
         phase: Phase | None = None,
         dummy: tuple[Card, ...] = (),
+        late: bool = False,
     ) -> None:
         """Queue the model's records of one step for the log (and report finished rounds);
         ``phase`` and ``dummy`` are the model's before an action (see :class:`_LazyLines`)."""
         if self.writer is not None:
-            self._pending.append(_LazyLines(records, decision_id, latency_us, by_referee, self.m.turn, phase, dummy))
+            self._pending.append(
+                _LazyLines(records, decision_id, latency_us, by_referee, self.m.turn, phase, dummy, late)
+            )
         if self.on_round is not None:
             for rec in records:
                 if isinstance(rec, RoundResult):
@@ -419,14 +491,16 @@ class _Referee:
                 rules=self.rules,
                 time_control=self.tc,
                 seats=tuple(wire.SeatInfo(s, p.identity, p.source, p.label) for s, p in enumerate(self.players)),
-                fault_policy=self.policy,
-                max_strikes=self.max_strikes,
+                fault_policy=self.config.fault_policy,
+                max_strikes=self.policy.max_strikes,
             )
         )
 
     def stats(self, seat: int) -> wire.SeatStats:
         """A seat's decision statistics so far."""
-        return wire.SeatStats(seat, self.decisions[seat], self.total_us[seat], self.max_us[seat], len(self.faults[seat]))
+        return wire.SeatStats(
+            seat, self.decisions[seat], self.total_us[seat], self.max_us[seat], len(self.faults[seat]), self.late[seat]
+        )
 
     # ---------------------------------------------------------------- playing
 
@@ -440,10 +514,7 @@ class _Referee:
             n = len(self.players)
             self.conns = [p.open_seat() for p in self.players]
             await asyncio.gather(
-                *(
-                    conn.start(wire.match_start_request(wire.MatchInfo(self.match_id, s, n, self.rules, self.tc)))
-                    for s, conn in enumerate(self.conns)
-                )
+                *(conn.start(wire.MatchInfo(self.match_id, s, n, self.rules, self.tc)) for s, conn in enumerate(self.conns))
             )
             self._record(m.take_records())
             self.dealt = True
@@ -464,38 +535,44 @@ class _Referee:
         did = self.next_id
         round_no, turn = m.round_no, m.turn
         bank = self.bank_ns[seat]
-        request = wire.decision_request(m.observation(seat), did, self.tc.budget_ms, bank // 1_000_000)
-        t0 = time.monotonic_ns()
+        policy = self.policy
         try:
             answer = await self.conns[seat].decide(
-                request, did, (self.budget_ns + bank + self.grace_ns) / 1e9, self.flush_log
+                m.observation(seat), did, self.tc.budget_ms, bank // 1_000_000, policy.deadline_ns(bank) / 1e9, self.flush_log
             )
         except BotFault as fault:
-            waited = time.monotonic_ns() - t0
-            if isinstance(fault, TimeoutFault):
-                self.bank_ns[seat] = 0
-            else:
-                self._charge(seat, waited)
+            waited = fault.waited_ns
+            self.bank_ns[seat] = 0 if isinstance(fault, TimeoutFault) else policy.charge(bank, waited).bank_left_ns
             self._count(seat, waited)
             self._fault(seat, did, round_no, turn, fault)
             return
         latency = answer.latency_ns
-        self._charge(seat, latency)
+        # The grace is never charged: an answer inside it empties the bank, no more.
+        self.bank_ns[seat], late = policy.charge(bank, latency)
         self._count(seat, latency)
+        if late and policy.strict:
+            self.late[seat] += 1
+            self._fault(seat, did, round_no, turn, LateFault(self._late_message(latency, bank)))
+            return
         action = answer.action
         reason = m.why_illegal(action)
         if reason is not None:
+            # Its lateness is not counted: the action the log shows is the referee's.
             self._fault(seat, did, round_no, turn, IllegalFault(f"illegal action {action}: {reason}"))
             return
+        if late:
+            self.late[seat] += 1
         phase, dummy = m.phase, tuple(m.dummy)
         m.apply_unchecked(action)
-        self._record(m.take_records(), did, latency // 1000, phase=phase, dummy=dummy)
+        self._record(m.take_records(), did, latency // 1000, phase=phase, dummy=dummy, late=late)
 
-    def _charge(self, seat: int, latency_ns: int) -> None:
-        over = latency_ns - self.budget_ns
-        if over > 0:
-            # The grace is never charged: an answer inside it empties the bank, no more.
-            self.bank_ns[seat] = max(0, self.bank_ns[seat] - over)
+    def _late_message(self, latency_ns: int, bank_ns: int) -> str:
+        tc = self.tc
+        bank = f"and the {bank_ns / 1e6:.0f} ms left in its time bank" if bank_ns else "with no time bank left"
+        return (
+            f"answered after {latency_ns / 1e6:.0f} ms, past its {tc.budget_ms} ms budget {bank}: "
+            f"the {tc.grace_ms} ms grace is for transport delay, not thinking"
+        )
 
     def _count(self, seat: int, latency_ns: int) -> None:
         us = latency_ns // 1000
@@ -507,7 +584,7 @@ class _Referee:
     def _fault(self, seat: int, decision_id: int, round_no: int, turn: int, fault: BotFault) -> None:
         m = self.m
         strike = len(self.faults[seat]) + 1
-        forfeit = fault.fatal or strike >= self.max_strikes
+        forfeit = self.policy.forfeits(fault, strike)
         action = None if forfeit else default_action(m)
         info = wire.FaultInfo(fault.kind, seat, round_no, turn, decision_id, fault.message, strike, forfeit, action)
         self.faults[seat].append(info)
@@ -527,7 +604,7 @@ class _Referee:
     def _forfeit_reason(self, seat: int, fault: BotFault) -> str:
         if fault.fatal:
             return f"{fault.kind}: {fault.message}"
-        if self.policy == "strict":
+        if self.policy.strict:
             return f"first fault under the strict policy: {fault.kind}"
         return f"{plural(len(self.faults[seat]), 'strike')}: " + ", ".join(f.kind for f in self.faults[seat])
 
@@ -564,12 +641,52 @@ class _Referee:
         ends = []
         for s, conn in enumerate(self.conns):
             result = wire.MatchResult(self.match_id, placings, placings[s], reason, tuple(self.faults[s]), chips)
-            request = wire.match_end_request(result)
             if finish_timeout_s is None:
-                ends.append(conn.finish(request, FINISH_TIMEOUT_S, wait=False))
+                ends.append(conn.finish(result, FINISH_TIMEOUT_S, wait=False))
             else:
-                ends.append(conn.finish(request, finish_timeout_s))
+                ends.append(conn.finish(result, finish_timeout_s))
         await asyncio.gather(*ends, return_exceptions=True)
+
+    def outcome(
+        self, reason: wire.MatchEndReasonName, log_path: Path | None, duration_s: float
+    ) -> MatchOutcome:
+        """The match's outcome once :meth:`run` has returned ``reason``."""
+        m = self.m
+        config = self.config
+        placings = tuple(m.placings)
+        seats = tuple(
+            SeatOutcome(
+                seat=s,
+                label=p.label,
+                identity=p.identity,
+                source=p.source,
+                placing=placings[s],
+                forfeited=self.forfeited[s],
+                faults=tuple(self.faults[s]),
+                stats=self.stats(s),
+                bank_left_ms=self.bank_ns[s] // 1_000_000,
+            )
+            for s, p in enumerate(self.players)
+        )
+        chips, pot_left = self.chips()
+        return MatchOutcome(
+            match_id=self.match_id,
+            seed=self.seed,
+            rules=config.rules,
+            time_control=config.time_control,
+            fault_policy=config.fault_policy,
+            max_strikes=self.policy.max_strikes,
+            placings=placings,
+            winner=m.winner,
+            reason=reason,
+            rounds=tuple(m.rounds),
+            seats=seats,
+            faults=tuple(self.all_faults),
+            log_path=log_path,
+            duration_s=duration_s,
+            chips=chips,
+            pot_left=pot_left,
+        )
 
 
 async def play_match(
@@ -600,40 +717,7 @@ async def play_match(
     finally:
         if writer is not None:
             writer.close()
-    m = ref.m
-    placings = tuple(m.placings)
-    seats = tuple(
-        SeatOutcome(
-            seat=s,
-            label=p.label,
-            identity=p.identity,
-            source=p.source,
-            placing=placings[s],
-            forfeited=ref.forfeited[s],
-            faults=tuple(ref.faults[s]),
-            stats=ref.stats(s),
-            bank_left_ms=ref.bank_ns[s] // 1_000_000,
-        )
-        for s, p in enumerate(players)
-    )
-    return MatchOutcome(
-        match_id=match_id,
-        seed=seed,
-        rules=config.rules,
-        time_control=config.time_control,
-        fault_policy=config.fault_policy,
-        max_strikes=ref.max_strikes,
-        placings=placings,
-        winner=m.winner,
-        reason=reason,
-        rounds=tuple(m.rounds),
-        seats=seats,
-        faults=tuple(ref.all_faults),
-        log_path=writer.path if writer is not None else None,
-        duration_s=time.monotonic() - started,
-        chips=ref.chips()[0],
-        pot_left=ref.chips()[1],
-    )
+    return ref.outcome(reason, writer.path if writer is not None else None, time.monotonic() - started)
 
 
 async def run_match_async(

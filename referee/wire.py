@@ -461,7 +461,7 @@ def seat_list(values: Sequence[int]) -> list[int]:
 # next to their only conversions, because nothing but the wire needs them: the referee builds
 # them to send, the SDK receives them and hands them to bots as they are.
 
-FaultKindName = Literal["timeout", "crash", "illegal", "malformed"]
+FaultKindName = Literal["timeout", "late", "crash", "illegal", "malformed"]
 MatchEndReasonName = Literal["last_player", "max_rounds", "aborted", "pot_rounds"]
 
 
@@ -571,6 +571,7 @@ def answer_from_pb(msg: bot_pb2.PlayResponse) -> tuple[int, Action]:
 
 _FAULT_TO_PB: dict[str, game_pb2.FaultKind.ValueType] = {
     "timeout": game_pb2.FAULT_KIND_TIMEOUT,
+    "late": game_pb2.FAULT_KIND_LATE,
     "crash": game_pb2.FAULT_KIND_CRASH,
     "illegal": game_pb2.FAULT_KIND_ILLEGAL,
     "malformed": game_pb2.FAULT_KIND_MALFORMED,
@@ -746,6 +747,8 @@ class SeatStats:
     total_latency_us: int
     max_latency_us: int
     faults: int
+    #: Answers past the budget that the bank could not cover, inside the grace.
+    late: int = 0
 
     @property
     def mean_latency_us(self) -> float:
@@ -755,13 +758,17 @@ class SeatStats:
 
 def seat_stats_to_pb(s: SeatStats) -> log_pb2.SeatStats:
     """A seat's statistics as a message."""
-    return log_pb2.SeatStats(
+    msg = log_pb2.SeatStats(
         seat=s.seat,
         decisions=s.decisions,
         total_latency_us=s.total_latency_us,
         max_latency_us=min(s.max_latency_us, _MAX_UINT32),
         faults=s.faults,
     )
+    if s.late:
+        # Only when set: a match without late answers logs what it logged before.
+        msg.late = s.late
+    return msg
 
 
 @dataclass(frozen=True, slots=True)
@@ -941,9 +948,11 @@ def action_event_to_pb(
     by_referee: bool,
     phase: Phase | None = None,
     taken: Sequence[Card] = (),
+    late: bool = False,
 ) -> log_pb2.LogRecord:
     """An action as a log line, with the card drawn (even from the stock), the cards a swap
-    took (``taken``, see :func:`taken_cards`), the decision's phase and its timing."""
+    took (``taken``, see :func:`taken_cards`), the decision's phase and its timing (``late``:
+    past the budget and the bank left, inside the grace; written only when true)."""
     ev = log_pb2.ActionEvent(
         seat=rec.seat,
         action=action_to_pb(rec.action),
@@ -954,6 +963,8 @@ def action_event_to_pb(
     )
     if phase is not None:
         ev.phase = _PHASE_TO_PB[phase]
+    if late:
+        ev.late = True
     if rec.card is not None and rec.action.kind in _DRAW_KINDS:
         ev.drawn_card = rec.card.text
     return log_pb2.LogRecord(event=log_pb2.LogEvent(round=rec.round_no, turn=rec.turn, action=ev))
@@ -1070,7 +1081,7 @@ def log_footer_from_pb(msg: log_pb2.LogFooter) -> LogFooterInfo:
         reason=cast(MatchEndReasonName, _name_of(_MATCH_END_TO_PB, msg.reason, "footer.reason")),
         rounds=msg.rounds,
         stats=tuple(
-            SeatStats(s.seat, s.decisions, s.total_latency_us, s.max_latency_us, s.faults) for s in msg.seats
+            SeatStats(s.seat, s.decisions, s.total_latency_us, s.max_latency_us, s.faults, s.late) for s in msg.seats
         ),
         chips=tuple(msg.chips),
         pot_left=msg.pot_left,

@@ -5,6 +5,8 @@
   healthy and identified, reusable across matches;
 - :meth:`BotHandle.open_seat` opens one Play stream (:class:`SeatStream`) per match and seat,
   whose :meth:`SeatStream.decide` enforces a deadline and raises typed faults;
+- :class:`referee.bots.memory.MemoryPlayer` plays seats from a Python function on a manual
+  clock instead (no process, no gRPC): the match loop's time control and fault policy, exactly;
 - :meth:`BotHandle.close` / :func:`close_bots` end the processes and their whole groups.
 """
 

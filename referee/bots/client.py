@@ -39,7 +39,7 @@ from referee.faults import (
     MalformedFault,
     TimeoutFault,
 )
-from referee.game import Action
+from referee.game import Action, Observation
 
 #: Largest message the referee accepts from a bot. A real answer is about 10 bytes; an
 #: identity a few hundred. Anything bigger is a MALFORMED fault (gRPC ends the call).
@@ -88,6 +88,11 @@ def _tail_line(process: BotProcess | None, limit: int = 300) -> str:
 class SeatStream:
     """The referee's end of one Play stream: one seat of one match.
 
+    It speaks the referee's own types (:class:`~referee.wire.MatchInfo`, an
+    :class:`~referee.game.Observation`, :class:`~referee.wire.MatchResult`) and converts them
+    to and from the stream's messages through :mod:`referee.wire`, so that the match loop
+    never sees a protobuf and an in-memory seat (:mod:`referee.bots.memory`) can stand in.
+
     A reader task drains the response stream into a small inbox, stamping each message with
     its arrival time. Deciding writes one request and waits on the inbox until the deadline.
     Waiting on the inbox rather than on the call itself matters: cancelling a grpc.aio read
@@ -115,8 +120,9 @@ class SeatStream:
     # Inbox item kinds.
     _MESSAGE, _END, _ERROR = 0, 1, 2
 
-    async def start(self, request: bot_pb2.PlayRequest) -> None:
+    async def start(self, info: wire.MatchInfo) -> None:
         """Open the stream and send ``match_start``; a failure surfaces at the first decision."""
+        request = wire.match_start_request(info)
         call = self._call = self._stub.Play(None)  # requests are written one by one
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(call))
         # A failure is not raised here: the reader reports how the call ended.
@@ -185,25 +191,30 @@ class SeatStream:
 
     async def decide(
         self,
-        request: bot_pb2.PlayRequest,
+        observation: Observation,
         decision_id: int,
+        budget_ms: int,
+        bank_ms: int,
         timeout_s: float,
         while_waiting: Callable[[], None] | None = None,
     ) -> Answer:
-        """Send one decision request and wait up to ``timeout_s`` for its answer.
+        """Ask decision ``decision_id`` of ``observation`` (telling the bot its budget and bank
+        left) and wait up to ``timeout_s`` for its answer.
 
         ``while_waiting`` runs right after the request is written, while the bot thinks: the
         referee does its bookkeeping (the log) there, off the critical path. Its time is not
         charged to the bot when it is long enough to matter (a stalled disk): see
         :data:`UNCHARGED_WORK_NS`.
 
-        Raises :class:`TimeoutFault`, :class:`CrashFault` or :class:`MalformedFault`; an answer
-        to a decision given up on earlier is skipped.
+        Raises :class:`TimeoutFault`, :class:`CrashFault` or :class:`MalformedFault`, with the
+        time waited in its ``waited_ns``; an answer to a decision given up on earlier is skipped.
         """
         if self.broken is not None:
+            self.broken.waited_ns = 0  # asked nothing: waited for nothing
             raise self.broken
         call = self._call
         assert call is not None, "start() the stream first"
+        request = wire.decision_request(observation, decision_id, budget_ms, bank_ms)
         t0 = time.monotonic_ns()
         credit = 0
         loop = asyncio.get_running_loop()
@@ -236,25 +247,34 @@ class SeatStream:
                         self._abandoned.discard(answered)
                         continue
                     self._abandoned.add(decision_id)
-                    raise MalformedFault(f"answer carries decision_id {answered}, but decision {decision_id} was asked")
+                    raise MalformedFault(
+                        f"answer carries decision_id {answered}, but decision {decision_id} was asked",
+                        waited_ns=t - t0 - credit,
+                    )
         except TimeoutError:
             self._abandoned.add(decision_id)
-            raise TimeoutFault(f"no answer within {timeout_s * 1000:.0f} ms (budget + time bank left + grace)") from None
-        if ended is not None:
-            raise await self._stream_fault(*ended)
+            raise TimeoutFault(
+                f"no answer within {timeout_s * 1000:.0f} ms (budget + time bank left + grace)",
+                waited_ns=time.monotonic_ns() - t0 - credit,
+            ) from None
         latency = max(0, t - t0 - credit)
+        if ended is not None:
+            fault = await self._stream_fault(*ended)
+            fault.waited_ns = latency
+            raise fault
         if latency > timeout_s * 1e9:  # arrived in time for the loop, but after the deadline
-            raise TimeoutFault(f"answered after {latency / 1e6:.0f} ms, past the {timeout_s * 1000:.0f} ms deadline")
+            raise TimeoutFault(
+                f"answered after {latency / 1e6:.0f} ms, past the {timeout_s * 1000:.0f} ms deadline", waited_ns=latency
+            )
         try:
             _, action = wire.answer_from_pb(reply)
         except wire.WireError as e:
-            raise MalformedFault(f"malformed answer: {e}") from None
+            raise MalformedFault(f"malformed answer: {e}", waited_ns=latency) from None
         return Answer(action, latency)
 
-    async def finish(
-        self, request: bot_pb2.PlayRequest, timeout_s: float = FINISH_TIMEOUT_S, wait: bool = True
-    ) -> None:
-        """Send ``match_end``, half-close, and give the bot ``timeout_s`` to end the call.
+    async def finish(self, result: wire.MatchResult, timeout_s: float = FINISH_TIMEOUT_S, wait: bool = True) -> None:
+        """Send ``match_end`` with ``result``, half-close, and give the bot ``timeout_s`` to end
+        the call.
 
         With ``wait=False`` this returns once match end is sent; the bot's hanging up is
         awaited in the background (the result is known, so the next match need not wait),
@@ -265,6 +285,7 @@ class SeatStream:
             return
         try:
             if self.broken is None and not call.done():
+                request = wire.match_end_request(result)
                 async with asyncio.timeout(timeout_s):
                     await call.write(request)
                     await call.done_writing()
@@ -300,8 +321,8 @@ class SeatStream:
             )
         return await self._stream_fault(kind, payload)
 
-    async def end(self, request: bot_pb2.PlayRequest, timeout_s: float = FINISH_TIMEOUT_S) -> BotFault | None:
-        """Send ``match_end``, half-close, and wait up to ``timeout_s`` for the bot to end the
+    async def end(self, result: wire.MatchResult, timeout_s: float = FINISH_TIMEOUT_S) -> BotFault | None:
+        """Send ``match_end`` with ``result``, half-close, and wait up to ``timeout_s`` for the bot to end the
         call with OK; the fault if it did not (None: a clean end). The stream is dropped after.
 
         Late answers to decisions given up on are not held against the bot; any other message
@@ -311,6 +332,7 @@ class SeatStream:
             return self.broken
         call = self._call
         assert call is not None, "start() the stream first"
+        request = wire.match_end_request(result)
         fault: BotFault | None = None
         try:
             async with asyncio.timeout(timeout_s):

@@ -8,11 +8,13 @@ sandbox, address and start-up wait), then checks, in order:
    control characters, protocol version 1): the referee's own check, reused;
 3. ``match_start``: a Play stream opened with ``match_start`` stays open and quiet;
 4. ``decision:KIND``: one decision of each kind in :data:`DECISION_CASES` is answered with a
-   legal action within the decision's budget plus the grace. A match lets a bot draw on its
-   time bank, but a bot that needs it for ordinary decisions runs out of it in a long match;
-   so only the check's first decision may use it (a bot warms up on its first move, and a
-   match's first decision has a full bank), unless ``use_bank`` allows it everywhere, as a
-   submission does;
+   legal action within the decision's budget (plus the time bank it was told of). A match
+   lets a bot draw on its time bank, but a bot that needs it for ordinary decisions runs out
+   of it in a long match; so only the check's first decision may use it (a bot warms up on
+   its first move, and a match's first decision has a full bank), unless ``use_bank`` allows
+   it everywhere, as a submission does. An answer past that but inside the grace is *late*
+   (the grace is for transport delay): it fails the check, and is counted
+   (:attr:`CheckResult.late`), as a match counts it;
 5. ``two_streams``: two Play streams open at once both get correct answers;
 6. ``match_end``: after ``match_end`` and a half-close, the bot ends every stream with OK;
 7. ``sigterm``: the bot's process ends within the referee's stop grace after SIGTERM, with
@@ -108,6 +110,8 @@ class CheckResult:
     #: Why it passed or failed (what the bot did), or why it was skipped or not run.
     reason: str
     elapsed_ms: float = 0.0
+    #: Late answers in this check: past the budget and the bank told, inside the grace.
+    late: int = 0
 
     @property
     def ok(self) -> bool:
@@ -122,6 +126,7 @@ class CheckResult:
             "status": self.status,
             "reason": self.reason,
             "elapsed_ms": round(self.elapsed_ms, 1),
+            "late": self.late,
         }
 
 
@@ -147,6 +152,11 @@ class ComplianceReport:
         return all(r.ok for r in self.results)
 
     @property
+    def late(self) -> int:
+        """Late answers over every check (see :attr:`CheckResult.late`)."""
+        return sum(r.late for r in self.results)
+
+    @property
     def failures(self) -> tuple[CheckResult, ...]:
         """The checks that failed (not those that could not run)."""
         return tuple(r for r in self.results if r.status == "fail")
@@ -157,6 +167,7 @@ class ComplianceReport:
         return {
             "bot": self.source,
             "passed": self.passed,
+            "late": self.late,
             "launched": self.launched,
             "sandboxed": self.sandboxed,
             "time_control": {
@@ -372,24 +383,29 @@ def cases_for(rules: Rules | None) -> tuple[DecisionCase, ...]:
 
 
 # How the checks word the failures that a match copes with on its own (see is_soft_failure).
-_LATE = "no answer within "
+_NO_ANSWER = "no answer within "
+#: How a late answer's reason starts (an answer past its budget and bank, inside the grace).
+LATE_PREFIX = "late: "
 _PAST_DEADLINE = " ms deadline"
 _NO_EXIT = "still running "
 
 
 def is_soft_failure(result: CheckResult) -> bool:
-    """Whether a failed check is one a match copes with on its own: a late answer (there a
-    timeout fault) or a bot still running after SIGTERM (there killed a second later).
+    """Whether a failed check is one a match copes with on its own: no answer in time (there a
+    timeout fault), a late answer (there counted, a fault under the strict policy) or a bot
+    still running after SIGTERM (there killed a second later).
 
     ``thirtyone check-bot`` fails on them, as an author wants to know; ``submit`` does not
     refuse a bot for them (its validation match judges the bot's timing over a real match,
-    bank included): a late answer on a busy machine is not a broken bot.
+    bank and fault policy included): a slow answer on a busy machine is not a broken bot.
     """
     if result.status != "fail":
         return False
     if result.key == "sigterm":
         return result.reason.startswith(_NO_EXIT)
-    return result.key.startswith("decision:") and (result.reason.startswith(_LATE) or result.reason.endswith(_PAST_DEADLINE))
+    return result.key.startswith("decision:") and (
+        result.reason.startswith((_NO_ANSWER, LATE_PREFIX)) or result.reason.endswith(_PAST_DEADLINE)
+    )
 
 
 # ---------------------------------------------------------------- the check
@@ -439,8 +455,9 @@ class _Checker:
         self.on_identity = on_identity
         self.on_result = on_result
         self.use_bank = use_bank
-        # Decisions asked so far (the first may use the time bank: see _ask).
+        # Decisions asked so far (the first may use the time bank: see _ask), and late answers.
         self.asked = 0
+        self.late_answers = 0
         self.process: BotProcess | None = None
         self.channel: grpc.aio.Channel | None = None
         self.identity: wire.BotIdentity | None = None
@@ -480,12 +497,14 @@ class _Checker:
                     self._record(CheckResult(key, title, "not run", stopped))
                     continue
                 t0 = time.monotonic()
+                late_before = self.late_answers
                 try:
                     status, reason = await step()
                 except _Stop as e:
                     status, reason = "fail", str(e)
                     stopped = f"not run: {e.rest}"
-                self._record(CheckResult(key, title, status, reason, (time.monotonic() - t0) * 1000))
+                late = self.late_answers - late_before
+                self._record(CheckResult(key, title, status, reason, (time.monotonic() - t0) * 1000, late))
                 if stopped is None and key != "sigterm":
                     stopped = self._process_gone()
         finally:
@@ -528,29 +547,31 @@ class _Checker:
         assert self.handle is not None
         stream = self.handle.open_seat()
         self.open_streams.append(stream)
-        await stream.start(wire.match_start_request(self._match_info(match_id, pos)))
+        await stream.start(self._match_info(match_id, pos))
         return stream
 
     async def _ask(self, stream: SeatStream, pos: Position) -> tuple[bool, str]:
-        """Ask the position's decision on ``stream``: (passed, what happened).
+        """Ask the position's decision on ``stream``: (passed, what happened); a late answer
+        is also counted in ``late_answers``.
 
         The check's first decision may draw on the time bank, as a match's first decision
         may: a bot warms up on its first move (imports, tables), and a match's bank covers
-        that. Later ones must fit the budget plus the grace, unless ``use_bank``; so they tell
-        the bot its bank is empty, as a match does once a bot has used it up, and a bot that
-        heeds ``time_bank_ms`` is not failed for planning on a bank it was told it has.
+        that. Later ones must fit the budget, unless ``use_bank``; so they tell the bot its bank
+        is empty, as a match does once a bot has used it up, and a bot that heeds
+        ``time_bank_ms`` is not failed for planning on a bank it was told it has. An answer
+        past the budget and the bank told, inside the grace, is late: it fails, as the strict
+        policy faults it (the lenient one counts it).
         """
         bank = self.use_bank or self.asked == 0
         self.asked += 1
         deadline_s = self._deadline_s(bank)
         told = self.tc.bank_ms if bank else 0
-        request = wire.decision_request(pos.observation, pos.decision_id, self.tc.budget_ms, told)
         try:
-            answer = await stream.decide(request, pos.decision_id, deadline_s)
+            answer = await stream.decide(pos.observation, pos.decision_id, self.tc.budget_ms, told, deadline_s)
         except TimeoutFault:
             banked = f" + {self.tc.bank_ms} ms time bank" if bank else ""
             return False, (
-                f"{_LATE}{deadline_s * 1000:.0f} ms "
+                f"{_NO_ANSWER}{deadline_s * 1000:.0f} ms "
                 f"(its budget of {self.tc.budget_ms} ms{banked} + {self.tc.grace_ms} ms grace)"
             )
         except BotFault as fault:
@@ -562,6 +583,14 @@ class _Checker:
             return False, f"illegal action {answer.action}: {why} (legal: {legal})"
         if ms > deadline_s * 1000:  # in time for the wait, over it by the clock
             return False, f"{answer.action} after {ms:.0f} ms, past the {deadline_s * 1000:.0f}{_PAST_DEADLINE}"
+        if ms > self.tc.budget_ms + told:
+            self.late_answers += 1
+            with_bank = f" and its {told} ms time bank" if told else " with no time bank left"
+            return False, (
+                f"{LATE_PREFIX}{answer.action} after {ms:.0f} ms, past its budget of {self.tc.budget_ms} ms{with_bank}, "
+                f"inside the {self.tc.grace_ms} ms grace (for transport delay, not thinking): a match counts it late, "
+                "and the strict fault policy forfeits the seat for it"
+            )
         if ms > self.tc.budget_ms:
             return True, f"{answer.action} in {ms:.0f} ms ({ms - self.tc.budget_ms:.0f} ms over its budget: from its time bank)"
         return True, f"{answer.action} in {ms:.0f} ms"
@@ -570,7 +599,7 @@ class _Checker:
         """End ``stream`` with ``result`` and note how the bot took it (for step 6)."""
         if stream.broken is not None:
             return  # its failure is the earlier step's
-        self.ended.append((label, await stream.end(wire.match_end_request(result))))
+        self.ended.append((label, await stream.end(result)))
 
     # ------------------------------------------------------------ the steps
 

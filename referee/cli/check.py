@@ -38,6 +38,7 @@ from referee.cli.options import (
 )
 from referee.faults import BotError
 from referee.game import Rules, RulesError
+from referee.text import plural
 from referee.timecontrol import TimeControl
 
 _DEFAULT_TC = TimeControl()
@@ -70,11 +71,15 @@ def result_line(result: CheckResult) -> Text:
 
 
 def summary_line(report: ComplianceReport) -> Text:
-    """The verdict: how many checks passed, failed, were skipped or did not run."""
+    """The verdict: how many checks passed, failed, were skipped or did not run, and how many
+    answers were late."""
     counts = {s: sum(1 for r in report.results if r.status == s) for s in _LABELS}
     total = len(report.results)
     parts = [f"{counts['pass']} of {total} checks passed"]
     parts += [f"{counts[s]} {s if s != 'fail' else 'failed'}" for s in ("fail", "skipped", "not run") if counts[s]]
+    if report.late:
+        # Past the budget (and the bank told), inside the grace: a match counts these.
+        parts.append(plural(report.late, "late answer"))
     verdict = ("the bot keeps the contract", "bold green") if report.passed else ("the bot does not keep the contract", "bold red")
     return Text.assemble(verdict, ": " + ", ".join(parts))
 

@@ -396,6 +396,10 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
         places.add_column("net chips", justify="right")
     for col in ("decisions", "mean ms", "max ms", "bank left", "faults"):
         places.add_column(col, justify="right")
+    # Answers past the budget and the bank, inside the grace: shown when there were any.
+    late = any(s.late for s in outcome.seats)
+    if late:
+        places.add_column("late", justify="right")
     places.add_column("")
     for s in sorted(outcome.seats, key=lambda s: (s.placing, s.seat)):
         st = s.stats
@@ -411,6 +415,7 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
             f"{st.max_latency_us / 1000:.2f}",
             f"{s.bank_left_ms / 1000:.1f} s",
             str(st.faults),
+            *([str(s.late)] if late else []),
             Text(note, style="bold green" if note == "winner" else "red"),
         )
     parts.append(places)

@@ -43,6 +43,8 @@ def standings_rows(st: Standings) -> list[dict[str, Any]]:
                 "rounds": b.rounds,
                 "forfeits": b.forfeits,
                 **{f"faults_{k.lower()}": b.faults.get(k, 0) for k in FAULT_KINDS},
+                # Late answers under either policy (under strict each is also a late fault).
+                "late_answers": b.late,
                 "disqualified": b.disqualified,
             }
         )
@@ -106,7 +108,8 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     caption.append(
         "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
         + ("chips/m: mean net chips per match · " if st.pot else "lives/rd: lives lost per round · ")
-        + "T/C/I/M/S: timeouts/crashes/illegal/malformed/failed starts"
+        + "T/C/I/M/S/L: timeouts/crashes/illegal/malformed/failed starts/late faults (strict) · "
+        + "late: answers past the budget and bank, inside the grace"
     )
     for b in st.bots:
         if b.disqualified is not None:
@@ -123,7 +126,8 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
         t.add_column("chips/m", justify="right")
     else:
         t.add_column("lives/rd", justify="right")
-    t.add_column("T/C/I/M/S", justify="right", no_wrap=True)
+    t.add_column("T/C/I/M/S/L", justify="right", no_wrap=True)
+    t.add_column("late", justify="right")
     for rank, b in enumerate(st.bots, 1):
         faults = "/".join(str(b.faults.get(k, 0)) for k in FAULT_KINDS)
         fault_style = "red" if any(b.faults.values()) else "dim"
@@ -138,6 +142,7 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
             if st.pot
             else (f"{b.lives_per_round:.3f}" if b.rounds else "–"),  # noqa: RUF001
             Text(faults + (f" {b.forfeits} out" if b.forfeits else ""), style=fault_style),
+            Text(str(b.late), style="yellow" if b.late else "dim"),
         )
     if st.matches == 0:
         # An empty matrix of dots says nothing; and with no columns to span, its title would

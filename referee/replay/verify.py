@@ -210,6 +210,8 @@ def _expected_result(log: MatchLog, tally: _Tally) -> dict[str, Any]:
                 "decisions": st.decisions if st else None,
                 "total_latency_us": st.total_latency_us if st else None,
                 "max_latency_us": st.max_latency_us if st else None,
+                # Late answers: the footer's count, checked against the events by the walk.
+                **({"late": st.late} if st and st.late else {}),
                 # Playing for a pot: the seat's net chips (the footer's, checked by the walk).
                 **({"chips": footer.chips[i]} if i < len(footer.chips) else {}),
             }

@@ -235,6 +235,8 @@ def outcome_to_result(outcome: Any) -> dict[str, Any]:
                 "decisions": s.stats.decisions,
                 "total_latency_us": s.stats.total_latency_us,
                 "max_latency_us": s.stats.max_latency_us,
+                # Only when there were any, as in the log: rows of matches without stay as they were.
+                **({"late": s.stats.late} if s.stats.late else {}),
                 **({"chips": chips[s.seat]} if chips else {}),
             }
         )

@@ -22,7 +22,9 @@ from referee.tournament.store import MatchRow, TournamentStore
 #: The fault kinds, as the referee names them on the wire, in the log and in the database
 #: (lower case: a look-up in any other case finds nothing, and every count reads 0).
 #: "start" is the runner's: a bot that could not be started for a match (it forfeits that match).
-FAULT_KINDS = ("timeout", "crash", "illegal", "malformed", "start")
+#: "late" is a fault only under the strict policy (see :attr:`BotStanding.late` for the count
+#: of late answers under either).
+FAULT_KINDS = ("timeout", "crash", "illegal", "malformed", "start", "late")
 
 
 @dataclass(slots=True)
@@ -37,6 +39,9 @@ class BotStanding:
     rounds: int = 0
     faults: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAULT_KINDS, 0))
     forfeits: int = 0
+    #: Answers past the budget that the bank did not cover, inside the grace (a match's
+    #: ``late`` count), whatever the fault policy.
+    late: int = 0
     mu: float = 0.0
     sigma: float = 0.0
     win_low: float = 0.0
@@ -195,6 +200,7 @@ def compute_standings(
             st.rounds += int(info.get("rounds", 0))
             st.chips += int(info.get("chips", 0))
             st.forfeits += bool(info.get("forfeited", False))
+            st.late += int(info.get("late", 0))
             for kind, n in info.get("faults", {}).items():
                 # Lower case whatever the writer used: the kinds are the wire's names.
                 kind = str(kind).lower()

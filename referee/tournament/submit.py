@@ -145,7 +145,7 @@ def validate(
     except BotError as e:
         raise SubmissionError(f"the bot could not be used: {e}") from None
     seat = outcome.seats[0]
-    hard = [f for f in seat.faults if f.kind != "timeout"]
+    hard = [f for f in seat.faults if f.kind not in ("timeout", "late")]
     if hard or (seat.faults and seat.forfeited):
         f = (hard or seat.faults)[0]
         raise SubmissionError(

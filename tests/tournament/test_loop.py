@@ -22,6 +22,7 @@ from .conftest import SAMPLES, SANDBOX, SDK_BOT, fails, flat, ok, stored_matches
 CSV_HEADER = (
     "rank,bot,rating_mu,rating_sigma,rating_ordinal,matches,wins,win_rate,win_rate_low95,win_rate_high95,"
     "mean_placing,lives_lost_per_round,rounds,forfeits,faults_timeout,faults_crash,faults_illegal,faults_malformed,faults_start,"
+    "faults_late,late_answers,"
     "disqualified,tournament_played,tournament_scheduled"
 )
 

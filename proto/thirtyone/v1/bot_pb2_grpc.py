@@ -94,9 +94,11 @@ class BotServiceServicer:
         `decision_request`; the bot answers it with exactly one PlayResponse carrying the
         same `decision_id`. The bot sends nothing else: no answer to match_start or
         match_end, never two answers to one decision.
-        At most one decision is outstanding at a time. If an answer is late (a TIMEOUT
-        fault) the referee plays a default action and moves on; when the late answer
-        arrives its stale `decision_id` tells the referee to ignore it.
+        At most one decision is outstanding at a time. If no answer comes in time (a
+        TIMEOUT fault) the referee plays a default action and moves on; when the answer
+        arrives after all, its stale `decision_id` tells the referee to ignore it. An
+        answer past the budget and the bank left that arrives within the grace is LATE
+        (see TimeControl): counted, and a fault under the STRICT policy.
         3. At the end of the match the referee sends a PlayRequest with `match_end` and
         half-closes the request stream; the bot then ends the call (returns OK).
         A seat that is eliminated gets no more decisions but keeps its stream open until

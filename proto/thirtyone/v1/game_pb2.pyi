@@ -544,6 +544,12 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     """An answer that is not an action at all: unparsable card, UNSPECIFIED kind, a wrong
     message on the stream, and so on.
     """
+    FAULT_KIND_LATE: _FaultKind.ValueType  # 5
+    """An answer that came past the decision's budget with no time bank left to cover it,
+    inside the grace (which is for transport delay, not thinking). Only under the STRICT
+    fault policy; the LENIENT one counts such answers (ActionEvent.late, SeatStats.late)
+    and plays them.
+    """
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
     """The kinds of fault."""
@@ -559,6 +565,12 @@ FAULT_KIND_ILLEGAL: FaultKind.ValueType  # 3
 FAULT_KIND_MALFORMED: FaultKind.ValueType  # 4
 """An answer that is not an action at all: unparsable card, UNSPECIFIED kind, a wrong
 message on the stream, and so on.
+"""
+FAULT_KIND_LATE: FaultKind.ValueType  # 5
+"""An answer that came past the decision's budget with no time bank left to cover it,
+inside the grace (which is for transport delay, not thinking). Only under the STRICT
+fault policy; the LENIENT one counts such answers (ActionEvent.late, SeatStats.late)
+and plays them.
 """
 Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 
@@ -781,7 +793,9 @@ Global___Rules: _TypeAlias = Rules  # noqa: Y015
 class TimeControl(_message.Message):
     """The time control of a match. A decision may take up to its budget for free; time beyond
     the budget is taken from the seat's time bank, which lasts the whole match. An answer
-    later than budget + remaining bank (+ grace, for transport jitter) is a TIMEOUT fault.
+    later than budget + remaining bank (+ grace, for transport jitter) is a TIMEOUT fault;
+    one later than budget + remaining bank but inside the grace is LATE: counted, and a
+    fault under the STRICT policy.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -485,6 +485,7 @@ class ActionEvent(_message.Message):
     BY_REFEREE_FIELD_NUMBER: _builtins.int
     TAKEN_CARDS_FIELD_NUMBER: _builtins.int
     PHASE_FIELD_NUMBER: _builtins.int
+    LATE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat that acted."""
     drawn_card: _builtins.str
@@ -503,6 +504,11 @@ class ActionEvent(_message.Message):
     """The decision's phase: TURN_START, DISCARD, or DEALER_OPTION (where PASS means "keep my
     hand", docs/rules.md, "Dealer's option", not the empty-stock PASS). UNSPECIFIED in logs written
     before this field existed.
+    """
+    late: _builtins.bool
+    """Whether the answer was late: it came past the budget with more time than the seat's
+    bank had left, inside the grace (TimeControl.grace_ms). The bank is then empty.
+    Set only when true (absent from the line otherwise).
     """
     @_builtins.property
     def action(self) -> _game_pb2.Action:
@@ -526,12 +532,15 @@ class ActionEvent(_message.Message):
         by_referee: _builtins.bool = ...,
         taken_cards: _abc.Iterable[_builtins.str] | None = ...,
         phase: _game_pb2.Phase.ValueType = ...,
+        late: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_late", b"_late", "action", b"action", "late", b"late"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "by_referee", b"by_referee", "decision_id", b"decision_id", "drawn_card", b"drawn_card", "latency_us", b"latency_us", "phase", b"phase", "seat", b"seat", "taken_cards", b"taken_cards"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_late", b"_late", "action", b"action", "by_referee", b"by_referee", "decision_id", b"decision_id", "drawn_card", b"drawn_card", "late", b"late", "latency_us", b"latency_us", "phase", b"phase", "seat", b"seat", "taken_cards", b"taken_cards"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__late: _TypeAlias = _typing.Literal["late"]  # noqa: Y015
+    _WhichOneofArgType__late: _TypeAlias = _typing.Literal["_late", b"_late"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__late) -> _WhichOneofReturnType__late | None: ...
 
 Global___ActionEvent: _TypeAlias = ActionEvent  # noqa: Y015
 
@@ -902,6 +911,7 @@ class SeatStats(_message.Message):
     TOTAL_LATENCY_US_FIELD_NUMBER: _builtins.int
     MAX_LATENCY_US_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
+    LATE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat."""
     decisions: _builtins.int
@@ -912,6 +922,10 @@ class SeatStats(_message.Message):
     """The longest decision latency, in microseconds."""
     faults: _builtins.int
     """Number of faults."""
+    late: _builtins.int
+    """Number of late answers (see ActionEvent.late): under the STRICT policy each is also a
+    LATE fault. Set only when there were any (absent from the line otherwise).
+    """
     def __init__(
         self,
         *,
@@ -920,11 +934,14 @@ class SeatStats(_message.Message):
         total_latency_us: _builtins.int = ...,
         max_latency_us: _builtins.int = ...,
         faults: _builtins.int = ...,
+        late: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_late", b"_late", "late", b"late"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "faults", b"faults", "max_latency_us", b"max_latency_us", "seat", b"seat", "total_latency_us", b"total_latency_us"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_late", b"_late", "decisions", b"decisions", "faults", b"faults", "late", b"late", "max_latency_us", b"max_latency_us", "seat", b"seat", "total_latency_us", b"total_latency_us"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__late: _TypeAlias = _typing.Literal["late"]  # noqa: Y015
+    _WhichOneofArgType__late: _TypeAlias = _typing.Literal["_late", b"_late"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__late) -> _WhichOneofReturnType__late | None: ...
 
 Global___SeatStats: _TypeAlias = SeatStats  # noqa: Y015
