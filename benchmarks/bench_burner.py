@@ -9,7 +9,7 @@ conditions:
 - ``alone``: nothing else runs;
 - ``burner, no share``: a sandboxed bot of ``--burners`` busy processes runs beside the
   match, with a share too large to hold it (the sandbox as it was before the CPU share);
-- ``burner, 1 CPU``: the same burner under the default share of one CPU.
+- ``burner, 1 CPU``: the same burner under the default share of one CPU (``--share``: another).
 
 It prints the median and 99th percentile of greedy's latency per condition, and the CPU the
 burner got (its processes' CPU time over the wall time). The aim (issue 20): with the share, the
@@ -112,12 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burners", type=int, default=8, help="busy processes of the burner bot (default 8)")
     parser.add_argument("--matches", type=int, default=8, help="honest matches per condition and rep (default 8)")
     parser.add_argument("--reps", type=int, default=2, help="rounds of the three conditions, in turn (default 2)")
+    parser.add_argument("--share", type=float, default=1.0, help="the burner's CPU share in the last condition (default 1)")
     parser.add_argument("--seed", type=int, default=31)
     args = parser.parse_args(argv)
     if not probe().available or not probe().cgroups or probe().cpu_limit_note:
         print(f"needs the sandbox with per-bot cgroups and their cpu controller (as root): {probe().reason or probe().cpu_limit_note}")
         return 1
-    conditions = {"alone": None, "burner, no share": float(CPUS_MAX), "burner, 1 CPU": 1.0}
+    conditions = {"alone": None, "burner, no share": float(CPUS_MAX), f"burner, {args.share:g} CPU": args.share}
     found: dict[str, list[float]] = {name: [] for name in conditions}
     shares: dict[str, list[float]] = {name: [] for name in conditions}
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start; a burner of {args.burners} processes")
