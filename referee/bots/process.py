@@ -12,7 +12,10 @@ Each local bot process:
   the system and its own files, a private scratch folder, limits, a clean environment, and
   death with its referee (``--die-with-parent``) that takes every process inside with it;
 - is told its address in ``THIRTYONE_BOT_ADDRESS`` (a Unix socket in a private temporary
-  directory, mode 0700, removed at the end; bound into the sandbox at the same path);
+  directory, mode 0700, removed at the end). Sandboxed, the socket's folder is at the same
+  path inside, a link into the bot's capped scratch folder, and the referee's side of it is
+  a link to that scratch through ``/proc/PID/root`` (:func:`_link_socket_dir`): the bot
+  writes nothing on this machine's disk;
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
@@ -41,6 +44,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -50,6 +54,7 @@ from typing import BinaryIO, Protocol
 from referee.bots import watchdog
 from referee.bots.sandbox import (
     ADDRESS_ENV,
+    SCRATCH,
     BotCgroup,
     SandboxConfig,
     join_cgroups_command,
@@ -377,6 +382,13 @@ class LocalBotProcess:
             self._signal_group(signal.SIGKILL)
 
 
+def _own_folder_or_file(file: str) -> str:
+    """What to bind for a bot's own ``file``: its folder, or the file alone when the folder
+    holds the scratch folder (a bot in /tmp: binding /tmp would hide its scratch)."""
+    folder = os.path.dirname(file)
+    return file if folder == SCRATCH or SCRATCH.startswith(folder.rstrip("/") + "/") else folder
+
+
 class LocalLauncher:
     """Starts bots as local processes, each serving on a Unix socket of its own.
 
@@ -394,41 +406,48 @@ class LocalLauncher:
         self._tmp_root = tmp_root
         self._extra_env = dict(extra_env or {})
         self.sandbox = sandbox
+        if sandbox is not None and os.geteuid() == 0:
+            # The cgroups of bots whose referee was killed (kill -9) are left behind, empty.
+            BotCgroup.remove_leftovers()
 
-    @staticmethod
-    def own_folders(spec: BotSpec) -> tuple[str | None, list[str]]:
+    def own_folders(self, spec: BotSpec) -> tuple[str | None, list[str]]:
         """The bot's working folder in its sandbox, and every folder of its own files.
 
         A sample bot has none (it is an installed module); a file bot's is the file's folder;
-        a command's is the folder it runs in, plus the folder of each file its words name
-        (``python /path/to/bot.py``). All are bound read-only.
+        a command's is the folder it runs in. Only with the sandbox's ``command_files`` (one's
+        own bot in ``thirtyone match``) also the folder of each file its words name (``python
+        /path/to/bot.py``): a tournament's bot sees its own folder, whatever its command says.
+        All are bound read-only.
         """
         if spec.kind == "sample":
             return None, []
         if spec.kind == "file":
-            folder = os.path.dirname(os.path.realpath(spec.argv[-1]))
-            return folder, [folder]
+            file = os.path.realpath(spec.argv[-1])
+            folder = os.path.dirname(file)
+            return folder, [_own_folder_or_file(file)]
         cwd = os.path.realpath(spec.cwd or os.getcwd())
         folders = [cwd]
-        for word in spec.argv[1:]:
-            path = os.path.join(cwd, os.path.expanduser(word))
-            if os.path.isfile(path):
-                folders.append(os.path.dirname(os.path.realpath(path)))
+        if self.sandbox is not None and self.sandbox.command_files:
+            for word in spec.argv[1:]:
+                path = os.path.join(cwd, os.path.expanduser(word))
+                if os.path.isfile(path):
+                    folders.append(_own_folder_or_file(os.path.realpath(path)))
         return cwd, folders
 
     async def launch(self, spec: BotSpec) -> LocalBotProcess:
         """Start ``spec``'s command with its address in the environment."""
         if not spec.launched:
             raise ValueError(f"bot {spec.text!r} is an address; there is nothing to launch")
-        tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir=self._tmp_root)
-        sock = os.path.join(tmpdir, "bot.sock")
-        if len(sock.encode()) > 100:  # sockaddr_un holds 108 bytes; leave room
-            shutil.rmtree(tmpdir, ignore_errors=True)
-            tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir="/tmp")
-            sock = os.path.join(tmpdir, "bot.sock")
-        address = f"unix://{sock}"
+        work, folders = self.own_folders(spec) if self.sandbox is not None else (None, [])
+        tmpdir = self._private_dir(folders)
+        # In the referee's own folder (0700): the socket's folder ``s``, a real folder
+        # unsandboxed; sandboxed, a link into the sandbox's scratch folder (_link_socket_dir).
+        socket_dir = os.path.join(tmpdir, "s")
+        address = f"unix://{os.path.join(socket_dir, 'bot.sock')}"
         cgroup: BotCgroup | None = None
+        info_r = info_w = -1
         if self.sandbox is None:
+            os.mkdir(socket_dir, 0o700)
             argv, cwd = list(spec.argv), spec.cwd
             env = {**os.environ, **self._extra_env, ADDRESS_ENV: address}
         else:
@@ -436,18 +455,19 @@ class LocalLauncher:
             if not status.available:
                 shutil.rmtree(tmpdir, ignore_errors=True)
                 raise BotStartError(f"bot {spec.text!r} cannot be sandboxed here: {status.reason}")
-            work, folders = self.own_folders(spec)
+            info_r, info_w = os.pipe()
             argv = sandboxed_command(
                 spec.argv,
                 cwd=work,
                 files=folders,
-                socket_dir=tmpdir,
+                socket_dir=socket_dir,
                 # Variables the caller gives the launcher are named explicitly, like --bot-env's.
                 config=dataclasses.replace(
                     self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in self._extra_env.items()))
                 ),
                 bwrap=status.bwrap,
                 address=address,
+                info_fd=info_w,
             )
             cwd = tmpdir
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
@@ -466,20 +486,89 @@ class LocalLauncher:
                 env=env,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=(info_w,) if info_w >= 0 else (),
             )
         except OSError as e:
             shutil.rmtree(tmpdir, ignore_errors=True)
             if cgroup is not None:
                 cgroup.remove()
+            if info_r >= 0:
+                os.close(info_r)
             where = f" in {cwd}" if cwd and not os.path.isdir(cwd) else ""
             raise BotStartError(
                 f"bot {spec.text!r}: cannot run {argv[0]!r}{where}: {e.strerror or e}"
             ) from None
+        finally:
+            if info_w >= 0:
+                os.close(info_w)
         watchdog.watch(proc.pid)
         bot = LocalBotProcess(spec, proc, tmpdir, address, sandbox=self.sandbox, cgroup=cgroup)
         try:
+            if info_r >= 0:
+                await _link_socket_dir(proc, info_r, socket_dir)
             await bot._attach_output()
         except BaseException:
             await bot.stop(0)
             raise
+        finally:
+            if info_r >= 0:
+                os.close(info_r)
         return bot
+
+    def _private_dir(self, folders: list[str]) -> str:
+        """A new folder of the referee's own (0700, never bound into a sandbox), short enough
+        for a socket path (sockaddr_un holds 108 bytes) and outside the bot's own folders."""
+        tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir=self._tmp_root)
+        if len(tmpdir.encode()) > 90 or any(tmpdir == f or tmpdir.startswith(f.rstrip("/") + "/") for f in folders):
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir="/tmp")
+        return tmpdir
+
+
+#: How long bubblewrap may take to make a sandbox's namespaces and root, in seconds.
+_SETUP_LIMIT_S = 10.0
+_CHILD_PID = re.compile(rb'"child-pid"\s*:\s*([0-9]+)')
+
+
+async def _link_socket_dir(proc: subprocess.Popen[bytes], info_fd: int, socket_dir: str) -> None:
+    """Link ``socket_dir`` to the scratch folder of the sandbox that ``proc`` is making.
+
+    bubblewrap writes the pid of the sandbox's first process to ``info_fd``; once that
+    process has a root of its own, ``/proc/PID/root/tmp`` is the sandbox's scratch folder
+    (the bot's ``/tmp``, one capped tmpfs), where the bot makes its socket at the same path
+    as the referee's (inside the sandbox ``socket_dir`` is a link to ``/tmp``). So the bot
+    has no writable folder on this machine's disk. The link is made only once the sandbox
+    has its own root: before, the path would lead into this machine's /tmp. If bubblewrap
+    fails first there is no link, and the start fails with bubblewrap's own message.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _SETUP_LIMIT_S
+    os.set_blocking(info_fd, False)
+    data = b""
+    pid: int | None = None
+    while pid is None:
+        try:
+            chunk: bytes | None = os.read(info_fd, 4096)
+        except BlockingIOError:
+            chunk = None
+        if chunk == b"" or proc.poll() is not None or loop.time() > deadline:
+            return  # bubblewrap ended (or hangs) without a sandbox
+        if chunk:
+            data += chunk
+            if (m := _CHILD_PID.search(data)) is not None:
+                pid = int(m.group(1))
+                break
+        await asyncio.sleep(0.002)
+    host_root = os.stat("/")
+    root = f"/proc/{pid}/root"
+    while True:
+        try:
+            st = os.stat(root)
+        except OSError:
+            st = host_root  # not there (yet, or any more): the exit is checked below
+        if (st.st_dev, st.st_ino) != (host_root.st_dev, host_root.st_ino):
+            break
+        if proc.poll() is not None or loop.time() > deadline:
+            return
+        await asyncio.sleep(0.002)
+    os.symlink(f"{root}{SCRATCH}", socket_dir)

@@ -11,8 +11,12 @@ the bot:
   namespaces, because it is a file);
 - sees a fresh root with, read-only, the system folders (``/usr`` and its links), a few files
   of ``/etc`` that programs need, the Python runtime and our packages (for sample bots and
-  SDK bots), the folders of the program it runs and its own files; writable, only a private
-  size-capped scratch folder (its ``/tmp``, ``HOME`` and ``TMPDIR``) and its socket's folder;
+  SDK bots), the folder of the program it runs and its own folder (and, only for one's own
+  command in ``thirtyone match``, the folders of the files its words name:
+  :attr:`SandboxConfig.command_files`); a /dev of the usual devices, read-only; writable,
+  only one private tmpfs capped at ``scratch_mb``: its ``/tmp`` (``HOME``, ``TMPDIR``), with
+  ``/dev/shm`` and its socket's folder links into it, so that nothing it writes reaches this
+  machine's disk and at the cap every write gets ENOSPC;
 - never sees the folders the referee names as hidden (the tournament folder with its database
   and logs, other bots' files), even when they lie under a folder that is bound: an empty
   read-only tmpfs is laid over each, before the bot's own folder is bound back in;
@@ -23,10 +27,11 @@ the bot:
   ``setsid`` child that ignores SIGTERM cannot outlive it;
 - is held to :class:`BotLimits`: ``RLIMIT_DATA`` (memory), ``RLIMIT_NPROC`` (processes and
   threads), ``RLIMIT_FSIZE`` (file size), no core files, set inside the sandbox by
-  util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory and
-  pids cgroup per bot, which also bounds the total over all its processes and tells an
-  out-of-memory kill apart from a crash. The process limit needs the cgroup when the referee
-  runs as root, because Linux does not apply ``RLIMIT_NPROC`` to root's processes.
+  util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory,
+  pids and CPU cgroup per bot, which also bounds the total over all its processes, gives it
+  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash.
+  The process limit needs the cgroup when the referee runs as root, because Linux does not
+  apply ``RLIMIT_NPROC`` to root's processes.
 
 :func:`probe` says whether this machine can sandbox and, if not, why; ``thirtyone doctor``
 prints it.
@@ -39,10 +44,13 @@ import functools
 import importlib.util
 import itertools
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,11 +80,26 @@ _ETC_FILES = (
     "passwd",
     "ssl",
 )
+#: The devices of a bot's /dev (bound from the host's, as bubblewrap's --dev does).
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+#: The links of a bot's /dev: its standard streams, and shared memory in its scratch folder.
+_DEV_LINKS = (
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+    ("shm", SCRATCH),
+)
 #: Top-level folders that are links into /usr on merged-/usr systems, or folders elsewhere.
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 #: Our packages, which sample bots and SDK bots import.
 _OWN_PACKAGES = ("referee", "sdk", "sample_bots", "thirtyone")
 _MIB = 1024 * 1024
+#: The bounds of :attr:`BotLimits.cpus` (a hundredth of a CPU is the smallest useful quota).
+CPUS_MIN = 0.01
+CPUS_MAX = 1024
+#: The CFS period of a bot's CPU quota, microseconds (the kernel's default).
+_CPU_PERIOD_US = 100_000
 
 
 class SandboxError(RuntimeError):
@@ -93,8 +116,11 @@ class BotLimits:
     processes: int = 128
     #: The largest file it may write, MiB.
     file_size_mb: int = 64
-    #: Size of its scratch folder (a tmpfs, so it counts as memory too), MiB.
+    #: Size of its scratch folder (a tmpfs, so it counts as memory too), MiB: everything the
+    #: bot can write (its ``/tmp``, ``HOME``, ``/dev/shm`` and its socket's folder) is there.
     scratch_mb: int = 256
+    #: CPU time, in CPUs (1.0: one core's worth over all its processes), with a cgroup.
+    cpus: float = 1.0
 
     def __post_init__(self) -> None:
         bounds = {"memory_mb": (64, 1 << 20), "processes": (8, 100_000), "file_size_mb": (1, 1 << 20), "scratch_mb": (1, 1 << 20)}
@@ -102,16 +128,23 @@ class BotLimits:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
                 raise ValueError(f"limit {name} must be a whole number from {low} to {high}, got {v!r}")
+        c = self.cpus
+        if isinstance(c, bool) or not isinstance(c, int | float) or not CPUS_MIN <= c <= CPUS_MAX:
+            raise ValueError(f"limit cpus must be a number from {CPUS_MIN:g} to {CPUS_MAX}, got {c!r}")
+        object.__setattr__(self, "cpus", float(c))
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int | float]:
         """A JSON-ready form (the keys are the constructor's)."""
-        return {"memory_mb": self.memory_mb, "processes": self.processes, "file_size_mb": self.file_size_mb, "scratch_mb": self.scratch_mb}
+        return {
+            "memory_mb": self.memory_mb, "processes": self.processes, "file_size_mb": self.file_size_mb,
+            "scratch_mb": self.scratch_mb, "cpus": self.cpus,
+        }  # fmt: skip
 
     def describe(self) -> str:
-        """Short text such as ``memory 1024 MiB · 128 processes · files 64 MiB · scratch 256 MiB``."""
+        """Short text such as ``memory 1024 MiB · 128 processes · files 64 MiB · scratch 256 MiB · 1 CPU``."""
         return (
             f"memory {self.memory_mb} MiB · {self.processes} processes · files {self.file_size_mb} MiB"
-            f" · scratch {self.scratch_mb} MiB"
+            f" · scratch {self.scratch_mb} MiB · {self.cpus:g} CPU{'' if self.cpus == 1 else 's'}"
         )
 
 
@@ -126,6 +159,11 @@ class SandboxConfig:
     read_only: tuple[str, ...] = ()
     #: Variables the organiser passes: ``NAME`` (its value here) or ``NAME=VALUE``.
     env: tuple[str, ...] = ()
+    #: Whether the folders of host files named by a bot's command words are bound too
+    #: (``python /path/to/bot.py data/``). A convenience for one's own bot in ``match`` and
+    #: ``check-bot``, where the person typed the command; never for a tournament's bots, which
+    #: see only their own folder whatever their command says (the default).
+    command_files: bool = False
 
 
 def check_env_entries(entries: Iterable[str]) -> tuple[str, ...]:
@@ -155,6 +193,8 @@ class SandboxStatus:
     cgroups: bool
     #: Why the process limit is not enforced, if it is not (root without cgroups).
     process_limit_note: str
+    #: Why the bots' CPU share is not enforced, if it is not (no cgroup, or no cpu controller).
+    cpu_limit_note: str = ""
 
 
 HOW_TO_ENABLE = (
@@ -173,23 +213,39 @@ def probe() -> SandboxStatus:
         "the referee runs as root and cannot create cgroups, and Linux does not apply RLIMIT_NPROC "
         "to root's processes: the process limit is not enforced"
     )
+    cpu_note = _cpu_limit_note()
     if bwrap is None:
-        return SandboxStatus(False, f"bubblewrap (bwrap) is not installed; {HOW_TO_ENABLE}", None, "", cg, note)
+        return SandboxStatus(False, f"bubblewrap (bwrap) is not installed; {HOW_TO_ENABLE}", None, "", cg, note, cpu_note)
     version = ""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
     if shutil.which("prlimit") is None:
-        return SandboxStatus(False, "util-linux's prlimit is not installed (it sets the bots' limits)", bwrap, version, cg, note)
+        return SandboxStatus(False, "util-linux's prlimit is not installed (it sets the bots' limits)", bwrap, version, cg, note, cpu_note)
     with tempfile.TemporaryDirectory(prefix="thirtyone-probe-") as tmp:
         argv = sandboxed_command(["/bin/true"], cwd=None, socket_dir=tmp, config=SandboxConfig(), bwrap=bwrap)
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as e:
-            return SandboxStatus(False, f"bubblewrap could not be run ({e}); {HOW_TO_ENABLE}", bwrap, version, cg, note)
+            return SandboxStatus(False, f"bubblewrap could not be run ({e}); {HOW_TO_ENABLE}", bwrap, version, cg, note, cpu_note)
     if r.returncode != 0:
         why = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
-        return SandboxStatus(False, f"bubblewrap cannot make a sandbox here ({why}); {HOW_TO_ENABLE}", bwrap, version, cg, note)
-    return SandboxStatus(True, "", bwrap, version, cg, note)
+        return SandboxStatus(False, f"bubblewrap cannot make a sandbox here ({why}); {HOW_TO_ENABLE}", bwrap, version, cg, note, cpu_note)
+    return SandboxStatus(True, "", bwrap, version, cg, note, cpu_note)
+
+
+def _cpu_limit_note() -> str:
+    """Why a bot's CPU share cannot be enforced here ("" when it can)."""
+    if os.geteuid() != 0:
+        return (
+            "the referee does not run as root, so it cannot give each bot a cgroup: bots' CPU shares "
+            "(--cpus) are not enforced, and a bot that burns CPU slows the others on the same cores"
+        )
+    made, cpu = BotCgroup.capabilities()
+    if not made:
+        return "cgroups cannot be made here: bots' CPU shares (--cpus) are not enforced"
+    if not cpu:
+        return "the cgroups' cpu controller is not available here: bots' CPU shares (--cpus) are not enforced"
+    return ""
 
 
 # ---------------------------------------------------------------- what a bot may read
@@ -223,8 +279,26 @@ def _runtime_folders() -> tuple[str, ...]:
     return tuple(dict.fromkeys(_existing(found)))
 
 
-def _program_folder(program: str) -> str | None:
-    """The installation folder of a program outside the system folders (e.g. /opt/node)."""
+def _home_folders() -> set[str]:
+    """The home folders of this machine's users (and ``HOME``), resolved."""
+    homes = {os.path.realpath(os.path.expanduser("~"))}
+    with contextlib.suppress(ImportError, OSError):
+        import pwd
+
+        homes.update(os.path.realpath(u.pw_dir) for u in pwd.getpwall() if u.pw_dir not in ("", "/"))
+    return homes
+
+
+def _program_folder(program: str, *, strict: bool = False) -> str | None:
+    """The installation folder of a program outside the system folders (e.g. /opt/node).
+
+    ``strict`` (a tournament's bots): only for a program named without a folder (so found on
+    the organiser's PATH: a runtime the organiser installed), and never a home folder or a
+    folder directly in one (``~/bin/tool`` would open all of ``~``, ``~/.local/bin/tool`` all
+    of ``~/.local``): then only the program's own folder.
+    """
+    if strict and "/" in program:
+        return None
     path = program if "/" in program else shutil.which(program)
     if path is None:
         return None
@@ -233,7 +307,33 @@ def _program_folder(program: str) -> str | None:
         return None
     # .../prefix/bin/prog: bind the prefix, where its libraries and modules live.
     folder = os.path.dirname(real)
-    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+    prefix = os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+    if strict:
+        homes = _home_folders()
+        if prefix in ("/", "") or any(_is_under(h, prefix) or os.path.dirname(prefix) == h for h in homes):
+            return folder if not any(_is_under(h, folder) for h in homes) else None
+    return prefix
+
+
+def outside_paths(argv: Sequence[str], folder: str) -> list[str]:
+    """The paths on this machine that the words of a command name outside ``folder``.
+
+    A tournament's bot sees its own folder, the system's folders and the runtime's, and its
+    scratch: a word naming anything else (``/etc/shadow``, ``../notes.txt``, a ``--opt=PATH``)
+    names a file its sandbox does not have, so ``submit`` refuses the command up front rather
+    than start a bot that cannot find it. Words that name nothing that exists are not paths.
+    """
+    own = os.path.realpath(folder)
+    seen = (own, "/dev", "/proc", *_SYSTEM_DIRS, *_runtime_folders())
+    found: list[str] = []
+    for i, word in enumerate(argv):
+        for text in dict.fromkeys((word, word.partition("=")[2])):
+            if not text or (i == 0 and "/" not in text) or text.rstrip("/") == SCRATCH:
+                continue  # a program named without a folder is looked up on PATH; /tmp is its scratch
+            path = os.path.abspath(os.path.join(own, os.path.expanduser(text)))
+            if os.path.lexists(path) and not _covered(os.path.realpath(path), seen) and path not in found:
+                found.append(path)
+    return found
 
 
 def sandboxed_command(
@@ -246,14 +346,20 @@ def sandboxed_command(
     bwrap: str | None = None,
     address: str = "",
     base_env: Mapping[str, str] | None = None,
+    info_fd: int | None = None,
 ) -> list[str]:
     """The command line that runs ``argv`` in a sandbox (see the module doc).
 
     ``cwd`` is the bot's own folder (bound read-only and used as its working folder; None: a
     bot with no files of its own, such as a sample bot, starts in its scratch folder); ``files``
-    are more folders of the bot's own, bound read-only too; ``socket_dir`` is bound writable at the same path, so the address the
-    referee connects to is the one the bot serves at. Variables named in ``config.env`` take
-    their values from ``base_env`` (default: this process's environment).
+    are more folders of the bot's own, bound read-only too. ``socket_dir`` is the folder of
+    the bot's socket as the referee names it: inside the sandbox that path is a link to the
+    scratch folder, so the socket the bot makes there counts against the scratch's cap like
+    everything else it writes, and the referee reaches it from outside through a link of its
+    own into the sandbox (:class:`~referee.bots.process.LocalLauncher`). (A ``socket_dir`` in
+    a folder bound read-only gets no link.) Variables named in ``config.env`` take their values
+    from ``base_env`` (default: this process's environment). ``info_fd``: bubblewrap writes the
+    pid of the sandbox's first process there (``--info-fd``).
     """
     base_env = os.environ if base_env is None else base_env
     lim = config.limits
@@ -277,7 +383,16 @@ def sandboxed_command(
         p = os.path.join("/etc", name)
         if os.path.lexists(p):
             args.extend(["--ro-bind-try", p, p])
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc"]
+    # A /dev of our own rather than bubblewrap's --dev, whose tmpfs and /dev/shm the bot may
+    # write without a cap: the usual devices, read-only, and /dev/shm (POSIX shared memory,
+    # Python's multiprocessing) a link into the scratch folder, under its cap.
+    args += ["--perms", "0755", "--tmpfs", "/dev"]
+    for dev in _DEVICES:
+        args += ["--dev-bind", f"/dev/{dev}", f"/dev/{dev}"]
+    for name, target in _DEV_LINKS:
+        args += ["--symlink", target, f"/dev/{name}"]
+    args += ["--remount-ro", "/dev"]
     args += ["--size", str(lim.scratch_mb * _MIB), "--perms", "1777", "--tmpfs", SCRATCH]
     for p in _runtime_folders():
         ro(p)
@@ -286,7 +401,7 @@ def sandboxed_command(
     # ~/.local/bin) gets its folder bound and searched too, or it would not be found inside.
     extra_path: list[str] = []
     if argv:
-        prog = _program_folder(argv[0])
+        prog = _program_folder(argv[0], strict=not config.command_files)
         if prog is not None:
             ro(prog)
             if "/" not in argv[0]:
@@ -306,6 +421,10 @@ def sandboxed_command(
     # back in after the hiding. Other folders named by the command never reopen a secret.
     later = [own] if own is not None and _covered(own, hidden) and not holds_secret(own) else []
     for f in dict.fromkeys([own, *(os.path.realpath(x) for x in files)]):
+        # A folder holding the scratch folder (the bot's own folder is /tmp) would hide it,
+        # and its socket's folder with it: the bot gets its own files bound one by one instead.
+        if f is not None and _is_under(SCRATCH, f):
+            continue
         # A missing working folder is still bound: bubblewrap's error then names it.
         if f is not None and f not in later and (f == own or os.path.exists(f)) and (not _covered(f, hidden) or holds_secret(f)):
             ro(f)
@@ -322,7 +441,8 @@ def sandboxed_command(
     for f in later:
         args.extend(["--ro-bind", f, f])
         bound.append(f)
-    args += ["--bind", socket_dir, socket_dir]
+    if not _covered(socket_dir, bound):
+        args += ["--symlink", SCRATCH, socket_dir]
     for h in remount:
         args += ["--remount-ro", h]
     # The sandbox's root is a tmpfs of bwrap's; mount points made, it becomes read-only.
@@ -345,6 +465,8 @@ def sandboxed_command(
             env[name] = value
         elif name in base_env:
             env[name] = base_env[name]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
     args.append("--clearenv")
     for k, v in env.items():
         args += ["--setenv", k, v]
@@ -367,16 +489,45 @@ def sandboxed_command(
 
 
 _counter = itertools.count()
+#: The names of our per-bot cgroups: ``thirtyone-bot-<pid namespace>-<pid of the referee
+#: that made it>-<n>`` (the namespace, so that a pid is never read in another namespace).
+CGROUP_PREFIX = "thirtyone-bot-"
+_CGROUP_NAME = re.compile(re.escape(CGROUP_PREFIX) + r"(?:([0-9]+)-)?([0-9]+)-([0-9]+)")
+
+
+def _pid_namespace() -> str:
+    """This process's PID namespace, as a number ("0" where it cannot be told)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class BotCgroup:
-    """A memory and pids cgroup for one bot (cgroup v2, or v1's two hierarchies)."""
+    """A memory, pids and CPU cgroup for one bot (cgroup v2, or v1's hierarchies).
+
+    The CPU share (:attr:`BotLimits.cpus`) is a CFS quota: ``cpu.max`` on v2,
+    ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` on v1. Where the cpu controller is missing the
+    cgroup is made without it (:attr:`cpu` False) and ``thirtyone doctor`` says so.
+    """
 
     ROOT = "/sys/fs/cgroup"
 
-    def __init__(self, dirs: list[str], v2: bool) -> None:
+    def __init__(self, dirs: list[str], v2: bool, cpu: bool = False) -> None:
         self.dirs = dirs
         self.v2 = v2
+        #: Whether this cgroup holds the bot to its CPU share.
+        self.cpu = cpu
 
     @staticmethod
     def _parents() -> tuple[bool, dict[str, str]]:
@@ -390,37 +541,51 @@ class BotCgroup:
         for line in lines:
             _, controllers, path = line.split(":", 2)
             if v2 and controllers == "":
-                out["memory"] = out["pids"] = os.path.join(BotCgroup.ROOT, path.lstrip("/"))
-            for c in controllers.split(","):
-                if c in ("memory", "pids") and not v2:
-                    out[c] = os.path.join(BotCgroup.ROOT, c, path.lstrip("/"))
+                out["memory"] = out["pids"] = out["cpu"] = os.path.join(BotCgroup.ROOT, path.lstrip("/"))
+            names = controllers.split(",")
+            for c in names:
+                if c in ("memory", "pids", "cpu") and not v2:
+                    # v1 mounts cpu with cpuacct, at /sys/fs/cgroup/cpu,cpuacct (and a cpu link).
+                    mount = ",".join(names) if c == "cpu" and not os.path.isdir(os.path.join(BotCgroup.ROOT, c)) else c
+                    out[c] = os.path.join(BotCgroup.ROOT, mount, path.lstrip("/"))
         return v2, out
 
     @staticmethod
     @functools.cache
     def supported() -> bool:
         """Whether a bot's cgroup can be made here (tried once)."""
+        return BotCgroup.capabilities()[0]
+
+    @staticmethod
+    @functools.cache
+    def capabilities() -> tuple[bool, bool]:
+        """Whether a bot's memory and pids cgroup can be made here, and whether it can hold a
+        CPU share too (tried once)."""
         if os.geteuid() != 0:
-            return False
+            return False, False
         cg = BotCgroup.create(BotLimits())
         if cg is None:
-            return False
+            return False, False
         cg.remove()
-        return True
+        return True, cg.cpu
 
     @staticmethod
     def create(limits: BotLimits) -> BotCgroup | None:
         """A new cgroup with ``limits``, or None where cgroups cannot be made."""
         v2, parents = BotCgroup._parents()
-        if set(parents) != {"memory", "pids"}:
+        if not {"memory", "pids"} <= set(parents):
             return None
-        name = f"thirtyone-bot-{os.getpid()}-{next(_counter)}"
+        name = f"{CGROUP_PREFIX}{_pid_namespace()}-{os.getpid()}-{next(_counter)}"
+        quota = max(1000, round(limits.cpus * _CPU_PERIOD_US))
         made: list[str] = []
+        cpu = False
         try:
             if v2:
                 parent = parents["memory"]
                 with contextlib.suppress(OSError):
                     Path(parent, "cgroup.subtree_control").write_text("+memory +pids")
+                with contextlib.suppress(OSError):
+                    Path(parent, "cgroup.subtree_control").write_text("+cpu")
                 d = os.path.join(parent, name)
                 os.mkdir(d)
                 made.append(d)
@@ -428,6 +593,9 @@ class BotCgroup:
                 with contextlib.suppress(OSError):
                     Path(d, "memory.swap.max").write_text("0")
                 Path(d, "pids.max").write_text(str(limits.processes))
+                with contextlib.suppress(OSError):
+                    Path(d, "cpu.max").write_text(f"{quota} {_CPU_PERIOD_US}")
+                    cpu = True
             else:
                 for c in ("memory", "pids"):
                     d = os.path.join(parents[c], name)
@@ -437,12 +605,28 @@ class BotCgroup:
                 with contextlib.suppress(OSError):
                     Path(made[0], "memory.memsw.limit_in_bytes").write_text(str(limits.memory_mb * _MIB))
                 Path(made[1], "pids.max").write_text(str(limits.processes))
+                if "cpu" in parents:
+                    d = os.path.join(parents["cpu"], name)
+                    try:
+                        os.mkdir(d)
+                    except OSError:
+                        pass
+                    else:
+                        made.append(d)
+                        try:
+                            Path(d, "cpu.cfs_period_us").write_text(str(_CPU_PERIOD_US))
+                            Path(d, "cpu.cfs_quota_us").write_text(str(quota))
+                            cpu = True
+                        except OSError:
+                            made.pop()
+                            with contextlib.suppress(OSError):
+                                os.rmdir(d)
         except OSError:
             for d in reversed(made):
                 with contextlib.suppress(OSError):
                     os.rmdir(d)
             return None
-        return BotCgroup(made, v2)
+        return BotCgroup(made, v2, cpu)
 
     @property
     def procs_files(self) -> list[str]:
@@ -467,6 +651,60 @@ class BotCgroup:
         for d in self.dirs:
             with contextlib.suppress(OSError):
                 os.rmdir(d)
+
+    @staticmethod
+    def remove_leftovers(wait_s: float = 2.0) -> list[str]:
+        """Remove the per-bot cgroups that referees which are gone left behind; return them.
+
+        A referee killed by SIGKILL cannot remove its bots' cgroups, and the kernel keeps an
+        empty cgroup until someone removes it. Only ours are touched: a name of
+        :data:`CGROUP_PREFIX` with this PID namespace and the pid of the referee that made it,
+        where that process no longer exists. A process still in one is a bot that outlived its referee (started in
+        the very instant the referee was killed, before bubblewrap's death signal was armed):
+        it is killed first. The kernel refuses to remove a cgroup that still holds a process
+        or a child cgroup, so nothing else can go; up to ``wait_s`` is spent waiting for the
+        killed ones to be gone.
+        """
+        removed: list[str] = []
+        _, parents = BotCgroup._parents()
+        ns = _pid_namespace()
+        stale: list[tuple[str, bool]] = []
+        for parent in dict.fromkeys(parents.values()):
+            try:
+                names = os.listdir(parent)
+            except OSError:
+                continue
+            for n in names:
+                m = _CGROUP_NAME.fullmatch(n)
+                # A pid means something only in its own namespace; a name without one (made
+                # by an older referee) is removed only when empty, nothing in it is killed.
+                if m is None or (m.group(1) is not None and m.group(1) != ns):
+                    continue
+                owner = int(m.group(2))
+                if owner != os.getpid() and not _pid_alive(owner):
+                    stale.append((os.path.join(parent, n), m.group(1) is not None))
+        deadline = time.monotonic() + wait_s
+        for d, ours in stale:
+            while True:
+                try:
+                    os.rmdir(d)
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    try:
+                        pids = Path(d, "cgroup.procs").read_text().split() if ours else []
+                    except OSError:
+                        break
+                    for pid in pids:
+                        with contextlib.suppress(OSError, ValueError):
+                            os.kill(int(pid), signal.SIGKILL)
+                    if not pids or time.monotonic() > deadline:
+                        break  # a child cgroup, or a process that takes its time to go
+                    time.sleep(0.01)
+                else:
+                    removed.append(d)
+                    break
+        return removed
 
 
 #: A shell prologue that moves itself into the bot's cgroup(s), then runs the sandbox, so

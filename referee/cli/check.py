@@ -34,6 +34,7 @@ from referee.cli.console import err, fail, out
 from referee.cli.options import (
     BotEnvOpt,
     BudgetOpt,
+    CpusOpt,
     GraceOpt,
     MemoryOpt,
     ProcessesOpt,
@@ -146,6 +147,7 @@ def check_bot_command(
     sandbox: SandboxOpt = "auto",
     memory_mb: MemoryOpt = _DEFAULT_LIMITS.memory_mb,
     max_processes: ProcessesOpt = _DEFAULT_LIMITS.processes,
+    cpus: CpusOpt = _DEFAULT_LIMITS.cpus,
     bot_env: BotEnvOpt = None,
     preset: Annotated[
         str | None,
@@ -189,7 +191,10 @@ def check_bot_command(
     if startup_timeout <= 0:
         _fail(f"--startup-timeout must be positive, got {startup_timeout:g}")
     try:
-        wanted = SandboxConfig(limits=bot_limits(memory_mb, max_processes), env=check_env_entries(bot_env or []))
+        # One's own bot: the folders of files its command names are its too.
+        wanted = SandboxConfig(
+            limits=bot_limits(memory_mb, max_processes, cpus=cpus), env=check_env_entries(bot_env or []), command_files=True
+        )
         sandbox_config, warning = choose_sandbox(sandbox, wanted) if spec.launched else (None, "")
     except (ValueError, SandboxError) as e:
         _fail(str(e))

@@ -28,12 +28,14 @@ def doctor_command() -> None:
     table.add_row("running as", "root" if os.geteuid() == 0 else f"uid {os.geteuid()}")
     limits = BotLimits()
     if status.cgroups:
-        how = "rlimits per process, and a memory + pids cgroup per bot (total over its processes)"
+        cpu = "" if status.cpu_limit_note else " + CPU share"
+        how = f"rlimits per process, and a memory + pids{cpu} cgroup per bot (total over its processes)"
     else:
         how = "rlimits per process (RLIMIT_DATA, RLIMIT_NPROC, RLIMIT_FSIZE, no core files)"
     table.add_row("limits", escape(f"{how}; defaults: {limits.describe()}"))
     if status.process_limit_note:
         table.add_row("note", f"[yellow]{escape(status.process_limit_note)}[/]")
+    table.add_row("cpu", f"[yellow]{escape(status.cpu_limit_note)}[/]" if status.cpu_limit_note else "a CPU share per bot (cgroup cpu controller)")
     if not status.available:
         table.add_row("why", f"[red]{escape(status.reason)}[/]")
     out.print(table)

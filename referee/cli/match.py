@@ -18,6 +18,8 @@ from rich.text import Text
 
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
 from referee.bots.sandbox import (
+    CPUS_MAX,
+    CPUS_MIN,
     BotLimits,
     SandboxConfig,
     SandboxError,
@@ -29,6 +31,7 @@ from referee.cli.console import err, fail, out
 from referee.cli.options import (
     BotEnvOpt,
     BudgetOpt,
+    CpusOpt,
     GraceOpt,
     MemoryOpt,
     ProcessesOpt,
@@ -173,6 +176,7 @@ def match_command(
     sandbox: SandboxOpt = "auto",
     memory_mb: MemoryOpt = _DEFAULT_LIMITS.memory_mb,
     max_processes: ProcessesOpt = _DEFAULT_LIMITS.processes,
+    cpus: CpusOpt = _DEFAULT_LIMITS.cpus,
     bot_env: BotEnvOpt = None,
 ) -> None:
     """Play one match between bots and print the rounds, placings, faults and timings."""
@@ -189,6 +193,8 @@ def match_command(
             "--max-processes": max_processes,
         }
     )
+    if not CPUS_MIN <= cpus <= CPUS_MAX:  # NaN too
+        _fail(f"--cpus must be a number from {CPUS_MIN:g} to {CPUS_MAX}, got {cpus:g}")
     specs: list[BotSpec] = []
     for text in bots:
         try:
@@ -212,9 +218,12 @@ def match_command(
     the_id = match_id or seeded_match_id(the_seed)
     path = _log_path(log, the_id, force=force)
     try:  # before the log is touched: a refused match leaves no file behind
-        limits = bot_limits(memory_mb, max_processes)
+        limits = bot_limits(memory_mb, max_processes, cpus=cpus)
         # The log exists before any bot starts; a bot whose folder holds it sees an empty file.
-        wanted = SandboxConfig(limits=limits, hidden=(str(path),), env=check_env_entries(bot_env or []))
+        # One's own bots: the folders of files their commands name are theirs too.
+        wanted = SandboxConfig(
+            limits=limits, hidden=(str(path),), env=check_env_entries(bot_env or []), command_files=True
+        )
         sandbox_config, warning = choose_sandbox(sandbox, wanted)
     except (ValueError, SandboxError) as e:
         _fail(str(e))

@@ -87,6 +87,9 @@ SandboxOpt = Annotated[
 BudgetOpt = Annotated[int, typer.Option("--budget-ms", help="Time per decision, ms (1 to 3600000).")]
 GraceOpt = Annotated[int, typer.Option("--grace-ms", help="Allowance for transport delays, ms (0 to 3600000).")]
 MemoryOpt = Annotated[int, typer.Option("--memory-mb", help="Memory a sandboxed bot may use, MiB (64 to 1048576).")]
+CpusOpt = Annotated[
+    float, typer.Option("--cpus", help="CPU time a sandboxed bot may use, in CPUs over all its processes (0.01 to 1024).")
+]
 ProcessesOpt = Annotated[
     int, typer.Option("--max-processes", help="Processes and threads a sandboxed bot may run (8 to 100000).")
 ]
@@ -96,11 +99,12 @@ BotEnvOpt = Annotated[
 ]
 
 
-def bot_limits(memory_mb: int, processes: int, base: BotLimits | None = None) -> BotLimits:
+def bot_limits(memory_mb: int, processes: int, base: BotLimits | None = None, cpus: float | None = None) -> BotLimits:
     """Limits from the command line's options on top of ``base``; ValueError names a bad one."""
     base = base or BotLimits()
     try:
-        return replace(base, memory_mb=memory_mb, processes=processes)
+        return replace(base, memory_mb=memory_mb, processes=processes, cpus=base.cpus if cpus is None else cpus)
     except ValueError as e:
         # The option as the user typed it, not the field's name.
-        raise ValueError(shown_in(str(e).replace("limit memory_mb", "--memory-mb").replace("limit processes", "--max-processes"))) from None
+        text = str(e).replace("limit memory_mb", "--memory-mb").replace("limit processes", "--max-processes")
+        raise ValueError(shown_in(text.replace("limit cpus", "--cpus"))) from None

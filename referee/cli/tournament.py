@@ -24,7 +24,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from referee.bots.sandbox import BotLimits, SandboxConfig, SandboxError, choose_sandbox
+from referee.bots.sandbox import (
+    CPUS_MAX,
+    CPUS_MIN,
+    BotLimits,
+    SandboxConfig,
+    SandboxError,
+    choose_sandbox,
+)
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.options import BotEnvOpt, SandboxOpt, check_numbers
@@ -134,6 +141,10 @@ def new_command(
             help=f"Processes and threads each bot may run (8 to 100000). \\[default: {_LIMITS.processes}]",
         ),
     ] = None,
+    cpus: Annotated[
+        float | None,
+        typer.Option("--cpus", help=f"CPU time each bot may use, in CPUs over all its processes (0.01 to 1024). \\[default: {_LIMITS.cpus:g}]"),
+    ] = None,
     bot_env: BotEnvOpt = None,
     tournament_format: Annotated[
         str | None,
@@ -158,6 +169,8 @@ def new_command(
             "--max-processes": max_processes,
         }
     )
+    if cpus is not None and not CPUS_MIN <= cpus <= CPUS_MAX:  # NaN too
+        fail(f"--cpus must be a number from {CPUS_MIN:g} to {CPUS_MAX}, got {cpus:g}")
     data: dict[str, Any] = {}
     if config is not None:
         try:
@@ -194,7 +207,7 @@ def new_command(
                 tour[key] = v
         data["tournament"] = tour
         limits = section(data, "limits")
-        for key, lv in (("memory_mb", memory_mb), ("processes", max_processes)):
+        for key, lv in (("memory_mb", memory_mb), ("processes", max_processes), ("cpus", cpus)):
             if lv is not None:
                 limits[key] = lv
         data["limits"] = limits

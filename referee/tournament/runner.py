@@ -683,10 +683,16 @@ class RunReport:
 
 
 def clean_leftovers(store: TournamentStore) -> None:
-    """Remove what a killed run left: logs of unfinished matches, bots' temporary folders.
+    """Remove what a killed run left: logs of unfinished matches, bots' temporary folders,
+    and (as root) the cgroups of bots whose referee is gone (every sandboxing launcher does
+    that too, for whatever run left them).
 
     Called under the run lock, so nothing removed belongs to a run under way.
     """
+    if os.geteuid() == 0:
+        from referee.bots.sandbox import BotCgroup
+
+        BotCgroup.remove_leftovers()
     folder = store.folder
     shutil.rmtree(folder / "running", ignore_errors=True)
     (folder / "running").mkdir(mode=0o700, exist_ok=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 from referee import wire
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
 from referee.bots.compliance import CheckResult, cases_for, check_bot, is_soft_failure
-from referee.bots.sandbox import SandboxConfig
+from referee.bots.sandbox import SandboxConfig, outside_paths
 from referee.faults import BotError, BotStartError
 from referee.match import MatchConfig, run_match
 from referee.tournament.botfiles import BotFilesError, check_unchanged, copy_folder, file_sha256
@@ -156,6 +156,24 @@ def validate(
     return ident.name, ident.version, ident.author
 
 
+def _refuse_outside_paths(spec: BotSpec, folder: Path) -> None:
+    """Refuse a command that names files on this machine outside the bot's folder.
+
+    In its sandbox a tournament's bot sees its own folder (the ``--dir`` copy, or the folder
+    a command runs in), the system's and the runtime's files and its scratch, whatever its
+    command says: so a file named elsewhere would not be there when it runs.
+    """
+    outside = outside_paths(spec.argv, str(folder))
+    if outside:
+        shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+        raise SubmissionError(
+            f"the command names {shown}, outside the bot's folder {folder}: in the tournament a bot sees "
+            "only its own folder (and the system's and the runtime's files), whatever its command says, "
+            "so it could not read that. Put what the bot needs in one folder and submit it with "
+            "--dir FOLDER, naming the files relative to it (e.g. 'python main.py --dir ./my_bot')"
+        )
+
+
 def _check_name(store: TournamentStore, folder: Path, name: str, *, own: bool = False) -> None:
     """Refuse a tournament name that is malformed or taken (``own``: the bot's own name)."""
     try:
@@ -211,6 +229,8 @@ def submit(
         bot = bot.split("=", 1)[1].strip()
     settings = store.settings
     folder = store.folder.resolve()
+    if settings.sandbox != "off" and (bot_dir is not None or spec.kind == "command"):
+        _refuse_outside_paths(spec, bot_dir or cwd)
     if name is not None:
         _check_name(store, folder, name)
     sandbox = settings.sandbox_config(folder)

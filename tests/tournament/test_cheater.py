@@ -14,14 +14,17 @@ test can fail: without the sandbox the cheater finds the log of its match in pro
 header and each round's whole deck are written before the first decision) and wins far more
 than the honest bot's 95% interval allows.
 
-The cheater (``tests/tournament/bots/cheater.py``) is submitted as a command bot from an
-empty folder, so that its own folder in the sandbox holds nothing of the tournaments'.
+The cheater (``tests/tournament/bots/cheater.py``) is submitted as a command bot from a
+folder holding only a copy of it, so that its own folder in the sandbox holds nothing of the
+tournaments' (a tournament's bot sees its own folder only, so its command names its file
+there).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -47,8 +50,11 @@ NO_SANDBOX = "" if probe().available else f"bots cannot be sandboxed here: {prob
 
 @pytest.fixture(scope="module")
 def submit_from(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty folder to submit the command bot from (its working folder when it runs)."""
-    return tmp_path_factory.mktemp("cheater-cwd")
+    """A folder holding only the cheater, to submit the command bot from (its working folder
+    when it runs)."""
+    folder = tmp_path_factory.mktemp("cheater-cwd")
+    shutil.copy(CHEATER, folder / CHEATER.name)
+    return folder
 
 
 def play(folder: Path, cwd: Path, *, sandbox: str, honest: bool) -> dict[str, Any]:
@@ -56,7 +62,7 @@ def play(folder: Path, cwd: Path, *, sandbox: str, honest: bool) -> dict[str, An
     ``"seconds"`` (the whole) and ``"by_bot"`` (standings rows by bot name) added."""
     t0 = time.monotonic()
     ok("tournament", "new", folder, "--table-size", 2, "--games", GAMES, "--seed", SEED, "--sandbox", sandbox)
-    command = f"{sys.executable} {CHEATER}" + (" --honest" if honest else "")
+    command = f"{sys.executable} {CHEATER.name}" + (" --honest" if honest else "")
     with contextlib.chdir(cwd):  # a command bot runs in the folder it was submitted from
         ok("submit", folder, command, "--name", "cheater")
         ok("submit", folder, "threshold")

@@ -26,7 +26,7 @@ from tests.referee.test_sandbox import (
     wait_until_none,
 )
 
-from .conftest import ok
+from .conftest import fails, ok
 
 pytestmark = pytest.mark.skipif(not probe().available, reason=f"no sandbox on this machine: {probe().reason}")
 
@@ -55,10 +55,12 @@ def test_a_hostile_bot_in_a_real_tournament_finds_nothing(in_checkout: Path) -> 
     marker = f"orphan-{time.time_ns()}"
     ok("tournament", "new", t, "-n", 2, "--rule", "max_rounds=2", "--seed", 9)
     bot = attacker_folder(in_checkout / "src")
-    command = (
-        f"python attacker.py --strict --orphan {marker} --read {t / 'tournament.db'} "
-        f"--write {t / 'pwned'} --write {CHECKOUT / 'pwned'} --stop {os.getpid()}"
-    )
+    targets = ["--read", t / "tournament.db", "--write", t / "pwned", "--write", CHECKOUT / "pwned"]
+    # submit refuses a command that names those paths (outside the bot's folder): the bot
+    # finds them in a file of its own instead, and tries them all the same.
+    (bot / "targets.txt").write_text("".join(f"{w}\n" for w in targets))
+    command = f"python attacker.py --strict --orphan {marker} @targets.txt --stop {os.getpid()}"
+    fails("submit", t, f"python attacker.py --read {t / 'tournament.db'}", "--dir", bot, message="outside the bot's folder")
     ok("submit", t, command, "--dir", bot, "--name", "attacker")
     ok("submit", t, "greedy")
     ok("tournament", "run", t, "-j", "2")

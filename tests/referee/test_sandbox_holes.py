@@ -1,0 +1,365 @@
+"""The sandbox's holes of issue 20, each attacked from inside by a real sandboxed process.
+
+- a tournament bot whose command names host files sees none of them, and ``submit`` refuses
+  such a command, saying why and what to do (``--dir``);
+- everything a bot can write (its scratch, its socket's folder, ``/dev/shm``, any other
+  writable mount) is one tmpfs capped at ``scratch_mb``: at the cap it gets ENOSPC, and the
+  host's disk holds nothing of it;
+- a bot that burns CPU in several processes gets about its share (``cpus``);
+- the per-bot cgroups a killed referee leaves behind are removed by the next launcher.
+
+Each test skips only where this machine cannot sandbox (or, for cgroups, is not root).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import referee.cli.commands  # noqa: F401  (registers the commands)
+from referee.bots import LocalLauncher, parse_bot_spec
+from referee.bots.process import LocalBotProcess
+from referee.bots.sandbox import BotCgroup, BotLimits, SandboxConfig, probe
+from referee.cli.app import app
+from referee.tournament.settings import TournamentSettings
+from referee.tournament.store import TournamentStore
+from referee.tournament.submit import SubmissionError, submit
+from tests.referee.conftest import run
+
+pytestmark = pytest.mark.skipif(not probe().available, reason=f"no sandbox on this machine: {probe().reason}")
+CGROUPS = pytest.mark.skipif(not probe().cgroups, reason="per-bot cgroups need root and mounted cgroups")
+
+#: Reads every path it is given and says what it found (a bot's first act, no gRPC needed).
+READER = textwrap.dedent(
+    """
+    import sys
+    for path in sys.argv[1:]:
+        try:
+            with open(path) as f:
+                print("READ", path, f.read().strip())
+        except OSError as e:
+            print("REFUSED", path, e.errno)
+    """
+)
+
+
+def run_to_exit(launcher: LocalLauncher, command: str, cwd: Path, timeout_s: float = 60.0) -> tuple[str, LocalBotProcess]:
+    """Launch ``command`` (run in ``cwd``) with ``launcher``, wait for it to exit, and return
+    its output and process (stopped)."""
+
+    async def go() -> tuple[str, LocalBotProcess]:
+        process = await launcher.launch(parse_bot_spec(command, cwd=cwd))
+        try:
+            deadline = time.monotonic() + timeout_s
+            while process.exit_code() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert process.exit_code() is not None, f"{command!r} did not finish in {timeout_s:g} s"
+            await process.output_closed(5.0)
+            return process.output_tail(20000), process
+        finally:
+            await process.stop(0.5)
+
+    return run(go())
+
+
+def secret_file(tmp_path: Path) -> Path:
+    """A private file (0600) in a folder of its own, standing for /etc/shadow or another
+    tournament's settings."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    secret = folder / "notes.txt"
+    secret.write_text("the seed is 12345\n")
+    secret.chmod(0o600)
+    return secret
+
+
+def bot_folder(tmp_path: Path, name: str, source: str) -> Path:
+    """A bot's folder holding one Python file."""
+    folder = tmp_path / "bot"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(source)
+    return folder
+
+
+# ---------------------------------------------------------------- 1. command words
+
+
+def test_a_tournament_bot_cannot_read_a_file_its_command_names(tmp_path: Path) -> None:
+    """The launcher of a tournament (its settings' sandbox) binds the bot's own folder only:
+    a file named on its command line, elsewhere on this machine, is not there."""
+    secret = secret_file(tmp_path)
+    bot = bot_folder(tmp_path, "reader.py", READER)
+    folder = tmp_path / "t"
+    config = TournamentSettings(sandbox="on").sandbox_config(folder)
+    assert config is not None
+    output, _ = run_to_exit(LocalLauncher(sandbox=config), f"{sys.executable} reader.py {secret} /etc/shadow", bot)
+    assert "the seed is" not in output, output
+    assert f"REFUSED {secret} 2" in output, output  # not even there
+    assert "READ /etc/shadow" not in output, output
+
+
+def test_thirtyone_match_keeps_the_convenience_for_ones_own_command(tmp_path: Path) -> None:
+    """``command_files`` (what ``thirtyone match`` and ``check-bot`` use, for a command the
+    person typed) binds the folder of a file the command names, read-only."""
+    secret = secret_file(tmp_path)
+    bot = bot_folder(tmp_path, "reader.py", READER)
+    output, _ = run_to_exit(LocalLauncher(sandbox=SandboxConfig(command_files=True)), f"{sys.executable} reader.py {secret}", bot)
+    assert f"READ {secret} the seed is 12345" in output, output
+
+
+@pytest.mark.parametrize("word", ["{secret}", "--notes={secret}", "../elsewhere/notes.txt", "/etc/shadow"])
+def test_submit_refuses_a_command_naming_host_files_outside_its_folder(tmp_path: Path, word: str) -> None:
+    """Before anything is copied or started, with why and what to do; nothing is stored."""
+    secret = secret_file(tmp_path)
+    bot = bot_folder(tmp_path, "reader.py", READER)
+    folder = tmp_path / "t"
+    TournamentStore.create(folder, TournamentSettings(sandbox="on")).close()
+    named = word.replace("{secret}", str(secret))
+    with TournamentStore.open(folder) as store:
+        for bot_dir in (bot, None):  # with --dir, and a command run in the folder it is submitted from
+            with pytest.raises(SubmissionError) as e:
+                submit(store, f"python reader.py {named}", name="sneaky", cwd=bot, bot_dir=bot_dir)
+            text = " ".join(str(e.value).split())
+            shown = "/etc/shadow" if "shadow" in word else str(secret)
+            assert f"the command names {shown}, outside the bot's folder {bot}" in text, text
+            assert "sees only its own folder" in text and "--dir FOLDER" in text, text
+        assert store.bots() == []
+    assert sorted(p.name for p in (folder / "bots").iterdir()) == []
+
+
+# ---------------------------------------------------------------- 2. one cap for every write
+
+#: Fills every place it can write, 1 MiB a file, until each refuses; prints a JSON report.
+FILLER = textwrap.dedent(
+    """
+    import errno, json, os, sys
+    cap_mb, marker = int(sys.argv[1]), sys.argv[2]
+    places = [os.path.dirname(os.environ["THIRTYONE_BOT_ADDRESS"].removeprefix("unix://")), "/dev/shm", "/dev", "/tmp", os.getcwd()]
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        point, options = fields[4], fields[5].split(",")
+        if "rw" in options and os.path.isdir(point) and not point.startswith(("/proc", "/sys")):
+            places.append(point)
+    chunk = b"x" * (1 << 20)
+    report, total = {}, 0
+    for i, place in enumerate(dict.fromkeys(places)):
+        written, err = 0, None
+        while total < 4 * cap_mb << 20:
+            try:
+                with open(os.path.join(place, f"{marker}-{i}-{written >> 20}"), "wb") as f:
+                    f.write(chunk)
+            except OSError as e:
+                err = errno.errorcode.get(e.errno, str(e.errno))
+                break
+            written += len(chunk)
+            total += len(chunk)
+        report[place] = [written, err]
+    print("FILLED " + json.dumps(report), flush=True)
+    """
+)
+
+
+def test_everything_a_bot_can_write_is_one_capped_tmpfs(tmp_path: Path) -> None:
+    """Its socket's folder, /dev/shm, /dev, its scratch and every writable mount: together
+    at most ``scratch_mb``, then ENOSPC (or read-only); the host's side of the socket's
+    folder is a link into the sandbox, with nothing written on this machine's disk."""
+    cap_mb = 8
+    marker = f"filler-{os.getpid()}-{time.monotonic_ns()}"
+    bot = bot_folder(tmp_path, "filler.py", FILLER)
+    launcher = LocalLauncher(tmp_root=str(tmp_path / "run"), sandbox=SandboxConfig(limits=BotLimits(scratch_mb=cap_mb)))
+    (tmp_path / "run").mkdir()
+
+    async def go() -> tuple[str, str, bool, list[str]]:
+        process = await launcher.launch(parse_bot_spec(f"{sys.executable} filler.py {cap_mb} {marker}", cwd=bot))
+        try:
+            deadline = time.monotonic() + 60
+            while process.exit_code() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            await process.output_closed(5.0)
+            socket_dir = os.path.dirname(process.address.removeprefix("unix://"))
+            host_side = os.readlink(socket_dir) if os.path.islink(socket_dir) else ""
+            on_disk = [str(p) for p in (tmp_path / "run").rglob(f"{marker}*")]
+            return process.output_tail(20000), host_side, os.path.islink(socket_dir), on_disk
+        finally:
+            await process.stop(0.5)
+
+    output, host_side, linked, on_disk = run(go())
+    lines = [line for line in output.splitlines() if line.startswith("FILLED ")]
+    assert lines, output
+    report: dict[str, list[int | str | None]] = json.loads(lines[-1].removeprefix("FILLED "))
+    total = sum(int(w or 0) for w, _ in report.values())
+    assert total <= cap_mb << 20, report
+    assert total >= (cap_mb - 1) << 20, report  # the cap is there to be used
+    for place, (written, why) in report.items():
+        assert why in ("ENOSPC", "EROFS", "EACCES", "EPERM"), (place, written, why)
+    assert any(why == "ENOSPC" for _, why in report.values()), report
+    assert linked and host_side.startswith("/proc/") and host_side.endswith("/root/tmp"), host_side
+    assert on_disk == []
+    assert list((tmp_path / "run").iterdir()) == []  # the referee's folder is gone with the bot
+
+
+# ---------------------------------------------------------------- 4. a CPU share
+
+#: Busy in N processes for a wall-clock while, then prints the CPU seconds they used in all.
+BURNER = textwrap.dedent(
+    """
+    import os, sys, time
+    n, seconds = int(sys.argv[1]), float(sys.argv[2])
+    pipes = []
+    for _ in range(n):
+        r, w = os.pipe()
+        if os.fork() == 0:
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < seconds:
+                pass
+            os.write(w, repr(time.process_time()).encode())
+            os._exit(0)
+        os.close(w)
+        pipes.append(r)
+    used = sum(float(os.read(r, 100)) for r in pipes)
+    print("BURNED", used, seconds, flush=True)
+    """
+)
+
+
+@CGROUPS
+def test_a_bot_burning_cpu_in_many_processes_gets_about_its_share(tmp_path: Path) -> None:
+    """Four busy processes for 2 s of wall clock with a share of a quarter CPU: they use about
+    0.5 CPU seconds in all, not the 2 to 8 a machine with free cores would give them."""
+    if not BotCgroup.capabilities()[1]:
+        pytest.skip("the cpu controller is not available for the bots' cgroups here")
+    bot = bot_folder(tmp_path, "burner.py", BURNER)
+    launcher = LocalLauncher(sandbox=SandboxConfig(limits=BotLimits(cpus=0.25)))
+    output, _ = run_to_exit(launcher, f"{sys.executable} burner.py 4 2", bot)
+    lines = [line.split() for line in output.splitlines() if line.startswith("BURNED ")]
+    assert lines, output
+    used, wall = float(lines[-1][1]), float(lines[-1][2])
+    # At most the share (plus the start of the processes and one period's slack).
+    assert used <= 0.25 * wall * 1.5 + 0.1, f"{used:.2f} CPU seconds in {wall:g} s with a share of 0.25 CPU"
+
+
+def test_cpus_is_checked_like_the_other_limits() -> None:
+    """A share is a number of CPUs, bounded, stored and described like the other limits."""
+    with pytest.raises(ValueError) as e:
+        BotLimits(cpus=0)
+    assert str(e.value) == "limit cpus must be a number from 0.01 to 1024, got 0"
+    assert BotLimits(cpus=2).to_dict()["cpus"] == 2.0
+    assert "0.5 CPUs" in BotLimits(cpus=0.5).describe()
+
+
+# ---------------------------------------------------------------- 5. leftovers of kill -9
+
+#: A referee that starts a sandboxed bot, says where the bot's cgroups are, and waits to be killed.
+KILLED_RUN = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from referee.bots import LocalLauncher, parse_bot_spec
+    from referee.bots.sandbox import SandboxConfig
+    async def main():
+        process = await LocalLauncher(sandbox=SandboxConfig()).launch(parse_bot_spec(sys.argv[1]))
+        while "up" not in process.output_tail():
+            await asyncio.sleep(0.02)
+        print("CGROUPS", " ".join(process._cgroup.dirs), flush=True)
+        await asyncio.sleep(120)
+    asyncio.run(main())
+    """
+)
+
+
+@CGROUPS
+def test_the_cgroups_a_killed_run_left_are_removed_by_the_next_launcher(tmp_path: Path) -> None:
+    """kill -9 of a referee's process group: its bot dies (bubblewrap's death signal sees to
+    that) but its cgroups stay, empty; the next launcher removes them, and no cgroup of a
+    live referee."""
+    script = tmp_path / "killed_run.py"
+    script.write_text(KILLED_RUN)
+    sleeper = f"{sys.executable} -c 'import time; print(\"up\", flush=True); time.sleep(120)'"
+    referee = subprocess.Popen(
+        [sys.executable, str(script), sleeper], stdout=subprocess.PIPE, text=True, start_new_session=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    mine = BotCgroup.create(BotLimits())  # a live referee's (this one's): never touched
+    assert mine is not None
+    made: list[Path] = []
+    try:
+        assert referee.stdout is not None
+        line = referee.stdout.readline()
+        assert line.startswith("CGROUPS "), line
+        dirs = line.split()[1:]
+        assert dirs and all(os.path.isdir(d) for d in dirs)
+        os.killpg(referee.pid, signal.SIGKILL)
+        referee.wait()
+        deadline = time.monotonic() + 30
+        procs = [Path(d, "cgroup.procs") for d in dirs]
+        while any(p.read_text().strip() for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(p.read_text().strip() for p in procs), "the bot outlived its killed referee"
+        assert all(os.path.isdir(d) for d in dirs), "left behind, as a killed run leaves them"
+        # Someone else's cgroup named after the dead referee stays; one named as an older
+        # referee named them (no namespace) goes, being empty.
+        parent = Path(dirs[-1]).parent
+        foreign, legacy = parent / f"other-{referee.pid}-0", parent / f"thirtyone-bot-{referee.pid}-0"
+        made += [foreign, legacy]
+        foreign.mkdir()
+        legacy.mkdir()
+        LocalLauncher(sandbox=SandboxConfig())  # the next run's
+        assert [d for d in dirs if os.path.isdir(d)] == []
+        assert all(os.path.isdir(d) for d in mine.dirs)
+        assert foreign.is_dir() and not legacy.exists()
+    finally:
+        for d in made:
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        with_group = referee.poll() is None
+        if with_group:
+            os.killpg(referee.pid, signal.SIGKILL)
+        mine.remove()
+
+
+def test_cpus_is_an_option_wherever_memory_is(tmp_path: Path) -> None:
+    """``--cpus`` on ``match``, ``check-bot`` and ``tournament new``: a bad one is an error
+    naming the option before anything is made; a good one is the tournament's setting."""
+    cli = CliRunner()
+    for argv in (["match", "greedy", "random", "--cpus", "0"], ["check-bot", "greedy", "--cpus", "2000"],
+                 ["tournament", "new", str(tmp_path / "bad"), "--cpus", "0"]):  # fmt: skip
+        result = cli.invoke(app, argv)
+        assert result.exit_code == 2, result.output
+        assert "--cpus must be a number from 0.01 to 1024" in " ".join(result.stderr.split()), result.output
+    assert not (tmp_path / "bad").exists()
+    assert cli.invoke(app, ["tournament", "new", str(tmp_path / "t"), "--cpus", "0.5"]).exit_code == 0
+    with TournamentStore.open(tmp_path / "t", readonly=True) as store:
+        assert store.settings.limits.cpus == 0.5
+        config = store.settings.sandbox_config(tmp_path / "t")
+        assert config is not None and config.limits.cpus == 0.5 and not config.command_files
+
+
+def test_a_bot_whose_folder_is_tmp_keeps_its_scratch_and_its_socket(tmp_path: Path) -> None:
+    """A bot file directly in /tmp: its folder is not bound over its scratch (which would
+    hide the scratch and its socket's folder); the file itself is bound, the rest of the
+    host's /tmp is not there."""
+    bot = Path("/tmp") / f"thirtyone-test-bot-{os.getpid()}-{time.monotonic_ns()}.py"
+    neighbour = tmp_path / "neighbour.txt"  # under /tmp too, on the host
+    neighbour.write_text("not yours\n")
+    bot.write_text(
+        "import os, sys\n"
+        "open(os.environ['HOME'] + '/x', 'w').write('x')\n"
+        "sock = os.environ['THIRTYONE_BOT_ADDRESS'].removeprefix('unix://')\n"
+        "import socket; s = socket.socket(socket.AF_UNIX); s.bind(sock)\n"
+        f"print('OK', os.path.exists(sys.argv[0]), os.path.exists({str(neighbour)!r}))\n"
+    )
+    try:
+        output, _ = run_to_exit(LocalLauncher(sandbox=SandboxConfig()), str(bot), tmp_path)
+    finally:
+        bot.unlink()
+    assert "OK True False" in output, output
