@@ -48,7 +48,8 @@ MAX_MESSAGE_BYTES = 64 * 1024
 STARTUP_TIMEOUT_S = 10.0
 #: Time a bot gets to end its Play stream after match end, in seconds.
 FINISH_TIMEOUT_S = 1.0
-#: The service names whose health counts (bot.proto: "" or the BotService's full name).
+#: The service names whose health counts (bot.proto: "" and the BotService's full name; a
+#: bot is ready when one says SERVING and the other SERVING or NOT_FOUND).
 HEALTH_SERVICES = ("", "thirtyone.v1.BotService")
 #: Referee work done while a bot thinks that is longer than this (ns) is not charged to the
 #: bot. Shorter work is charged as it falls: it is far below a gRPC round trip, so an answer
@@ -547,7 +548,8 @@ def _unreachable(address: str, details: str) -> str:
 async def wait_serving(
     spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float
 ) -> None:
-    """Wait until the bot's health service says SERVING for either name in :data:`HEALTH_SERVICES`.
+    """Wait until the bot's health service is ready by :func:`health_ready`: SERVING for one
+    name of :data:`HEALTH_SERVICES`, and SERVING or NOT_FOUND for the other.
 
     Raises :class:`BotStartError` (naming the bot, with its exit code and last output) if the
     process exits first, the health service is missing, or ``timeout_s`` passes.
@@ -555,7 +557,6 @@ async def wait_serving(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     stub = health_pb2_grpc.HealthStub(channel)
-    service_index = 0
     last = "no answer"
     # A launched bot's socket appears only once it serves, so its checks wait for the
     # connection; a bot named by its address should answer now, so a refusal is final (after
@@ -580,34 +581,55 @@ async def wait_serving(
                 if wrong_address_seen:
                     raise _start_error(spec, process, f"serves at the wrong address{_address_note(process)}")
                 wrong_address_seen = True
-        try:
-            # Short attempts, so that a process that exits meanwhile is noticed quickly.
-            reply = await stub.Check(
-                health_pb2.HealthCheckRequest(service=HEALTH_SERVICES[service_index]),
-                timeout=min(left, 0.25),
-                wait_for_ready=launched,
-            )
-        except grpc.aio.AioRpcError as e:
-            code_ = e.code()
-            if code_ == grpc.StatusCode.UNIMPLEMENTED:
-                raise _start_error(spec, process, "does not serve the gRPC health service (grpc.health.v1.Health)") from None
-            if code_ == grpc.StatusCode.NOT_FOUND and service_index + 1 < len(HEALTH_SERVICES):
-                service_index += 1
-                continue
+        # Ask both names every time: a bot may say NOT_SERVING for its BotService while it
+        # loads (C++'s default health service says SERVING for "" as soon as it starts).
+        statuses: dict[str, str] = {}
+        failed: grpc.aio.AioRpcError | None = None
+        for name in HEALTH_SERVICES:
+            try:
+                # Short attempts, so that a process that exits meanwhile is noticed quickly.
+                reply = await stub.Check(
+                    health_pb2.HealthCheckRequest(service=name),
+                    timeout=min(max(deadline - loop.time(), 0.01), 0.25),
+                    wait_for_ready=launched,
+                )
+            except grpc.aio.AioRpcError as e:
+                if e.code() == grpc.StatusCode.UNIMPLEMENTED:
+                    raise _start_error(spec, process, "does not serve the gRPC health service (grpc.health.v1.Health)") from None
+                if e.code() != grpc.StatusCode.NOT_FOUND:
+                    failed = e
+                    break
+                statuses[name] = "NOT_FOUND"
+            else:
+                statuses[name] = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+        if failed is not None:
+            code_ = failed.code()
             last = f"last health check: {code_.name}"
             if code_ == grpc.StatusCode.UNAVAILABLE and not launched:
                 now = loop.time()
                 refused_since = now if refused_since is None else refused_since
                 if now - refused_since >= REFUSED_GRACE_S:
-                    raise _start_error(spec, process, _unreachable(spec.address, e.details() or "")) from None
+                    raise _start_error(spec, process, _unreachable(spec.address, failed.details() or "")) from None
                 # Failing fast, the check returns at once: do not spin.
                 await asyncio.sleep(0.05)
-        else:
-            refused_since = None
-            if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                return
-            last = f"health status {health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)}"
-            await asyncio.sleep(0.02)
+            continue
+        refused_since = None
+        if health_ready(statuses):
+            return
+        last = "last health check: " + describe_health(statuses)
+        await asyncio.sleep(0.02)
+
+
+def health_ready(statuses: dict[str, str]) -> bool:
+    """Whether a bot whose health service answers ``statuses`` (a status or gRPC code name per
+    name of :data:`HEALTH_SERVICES`) is ready: one name SERVING, and the other SERVING too or
+    not known to the service (NOT_FOUND). ``match``, ``check-bot`` and ``submit`` all judge so."""
+    return "SERVING" in statuses.values() and all(s in ("SERVING", "NOT_FOUND") for s in statuses.values())
+
+
+def describe_health(statuses: dict[str, str]) -> str:
+    """``statuses`` (as for :func:`health_ready`) in words, the names not SERVING first."""
+    return "; ".join(f"service {n!r}: {s}" for n, s in sorted(statuses.items(), key=lambda kv: kv[1] == "SERVING"))
 
 
 async def identify(

@@ -3,7 +3,9 @@
 :func:`check_bot` starts a bot exactly as the referee would (the same launcher, so the same
 sandbox, address and start-up wait), then checks, in order:
 
-1. ``health``: the health service says SERVING for both service names of ``bot.proto``;
+1. ``health``: the health service is ready as the referee judges it (SERVING for ``""`` or
+   ``thirtyone.v1.BotService``, and the other SERVING or NOT_FOUND); the step says what each
+   name answers;
 2. ``identity``: GetIdentity answers what the referee accepts before any match (a name, no
    control characters, protocol version 1): the referee's own check, reused;
 3. ``match_start``: a Play stream opened with ``match_start`` stays open and quiet;
@@ -61,6 +63,7 @@ from referee.bots.client import (
     STARTUP_TIMEOUT_S,
     BotHandle,
     SeatStream,
+    describe_health,
     identify,
     wait_serving,
 )
@@ -89,8 +92,8 @@ Status = Literal["pass", "fail", "skipped", "not run"]
 
 #: How long a freshly started stream must stay open and quiet (step 3), in seconds.
 SETTLE_S = 0.2
-#: How long the second health name may lag behind the first before step 1 fails, in seconds
-#: (a server sets the names one after the other).
+#: How long step 1 waits for the second health name to catch up with the first before it
+#: reports what each says, in seconds (a server sets the names one after the other).
 HEALTH_LAG_S = 0.5
 #: Exit statuses that count as "ended on SIGTERM": exit code 0, death by SIGTERM itself, or
 #: 128 + SIGTERM, the status by which shells, the JVM and the sandbox report that death.
@@ -481,7 +484,7 @@ class _Checker:
             return lambda: self.decision(case)
 
         return [
-            ("health", "health, both service names", self.health),
+            ("health", "health service", self.health),
             ("identity", "identity and protocol version", self.check_identity),
             ("match_start", "match start", self.match_start),
             *((f"decision:{c.key}", f"decision: {c.title}", decision(c)) for c in self.cases),
@@ -619,24 +622,23 @@ class _Checker:
         except BotError as e:
             raise _Stop(str(e), "the bot did not start") from None
         stub = health_pb2_grpc.HealthStub(self.channel)
-        seen: dict[str, str] = {}
+        # Ready is judged once, by wait_serving, as match and submit judge it; this only says
+        # what each name answers, so that a bot author sees what other clients will see.
         loop = asyncio.get_running_loop()
         lag_until = loop.time() + HEALTH_LAG_S
-        for name in HEALTH_SERVICES:
-            while True:
-                seen[name] = await _health_status(stub, name)
-                if seen[name] == "SERVING" or loop.time() >= lag_until:
-                    break
-                await asyncio.sleep(0.05)
-        bad = {n: s for n, s in seen.items() if s != "SERVING"}
-        names = " and ".join(repr(n) for n in HEALTH_SERVICES)
-        if bad:
-            said = "; ".join(f"service {n!r}: {s}" for n, s in bad.items())
-            return "fail", (
-                f"{said} (report SERVING for both {names}: the referee accepts either, "
-                "other gRPC clients ask for one or the other)"
-            )
-        return "pass", f"SERVING for {names}, {time.monotonic() - t0:.2f} s after start"
+        while True:
+            seen = {name: await _health_status(stub, name) for name in HEALTH_SERVICES}
+            if all(s == "SERVING" for s in seen.values()) or loop.time() >= lag_until:
+                break
+            await asyncio.sleep(0.05)
+        took = f"{time.monotonic() - t0:.2f} s after start"
+        serving = [n for n, s in seen.items() if s == "SERVING"]
+        if len(serving) == len(seen):
+            return "pass", f"SERVING for {' and '.join(repr(n) for n in serving)}, {took}"
+        return "pass", (
+            f"{describe_health(seen)}, {took} (the referee needs one name SERVING and the other "
+            "SERVING or NOT_FOUND; other gRPC clients may ask for either name)"
+        )
 
     async def check_identity(self) -> _StepResult:
         assert self.channel is not None

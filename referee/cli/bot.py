@@ -253,8 +253,13 @@ def check(
         cls = load_bot_class(file, class_name)
     except ValueError as e:
         fail(str(e))
+    except SyntaxError as e:
+        # The message and the offending line with its caret; importlib's frames say nothing.
+        err.print("".join(traceback.format_exception_only(e)).rstrip(), markup=False, highlight=False, soft_wrap=True)
+        where = f", line {e.lineno}" if e.lineno else ""
+        fail(f"{file}{where}: {type(e).__name__}: {e.msg}", code=1)
     except Exception as e:  # the file's own import-time error: show it as Python would
-        _print_traceback(e)
+        _print_traceback(e, skip_ours=True)
         fail(f"{file}: importing it raised {type(e).__name__}: {e}", code=1)
     cases = (len(CHECK_PRESETS) + len(CHECK_VARIANTS)) * len(CHECK_TABLE_SIZES)
     out.print(
@@ -283,5 +288,13 @@ def check(
     out.print(f"all {cases} checks passed", markup=False, highlight=False)
 
 
-def _print_traceback(e: BaseException) -> None:
+def _print_traceback(e: BaseException, *, skip_ours: bool = False) -> None:
+    if skip_ours:
+        # Only the bot's own frames: the referee's and importlib's come before them.
+        tb = e.__traceback__
+        while tb is not None and (
+            tb.tb_frame.f_code.co_filename.startswith("<frozen") or tb.tb_frame.f_code.co_filename == __file__
+        ):
+            tb = tb.tb_next
+        e = e.with_traceback(tb)
     err.print("".join(traceback.format_exception(e)).rstrip(), markup=False, highlight=False, soft_wrap=True)

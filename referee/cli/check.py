@@ -15,7 +15,13 @@ from rich.markup import escape
 from rich.text import Text
 
 from referee.bots import LocalLauncher, parse_bot_spec
-from referee.bots.compliance import CheckResult, ComplianceReport, cases_for, check_bot
+from referee.bots.compliance import (
+    DECISION_CASES,
+    CheckResult,
+    ComplianceReport,
+    cases_for,
+    check_bot,
+)
 from referee.bots.sandbox import (
     BotLimits,
     SandboxConfig,
@@ -37,7 +43,7 @@ from referee.cli.options import (
     load_rules,
 )
 from referee.faults import BotError
-from referee.game import Rules, RulesError
+from referee.game import PRESETS, Rules, RulesError
 from referee.text import plural
 from referee.timecontrol import TimeControl
 
@@ -84,6 +90,42 @@ def summary_line(report: ComplianceReport) -> Text:
     return Text.assemble(verdict, ": " + ", ".join(parts))
 
 
+#: Each variant option on its own over the standard rules, as ``thirtyone bot test`` plays them
+#: (sdk.harness.CHECK_VARIANTS); with the presets, what a check without --preset reports on.
+VARIANTS: dict[str, Rules] = {
+    "dealer_option": Rules(dealer_option=True),
+    "under_the_gun": Rules(under_the_gun=True),
+    "dummy": Rules(dummy=True),
+    "widow": Rules(draw="widow"),
+    "pot": Rules(scoring="pot"),
+}
+
+
+def rules_kept(report: ComplianceReport) -> dict[str, list[str]]:
+    """For each preset and each variant (by name): the titles of the checks that a match under
+    those rules needs and the bot did not pass; an empty list where it keeps the contract."""
+    needed_by_all = [r for r in report.results if not r.key.startswith("decision:")]
+    by_key = {r.key: r for r in report.results}
+    named = {**{p: Rules.preset(p) for p in PRESETS}, **VARIANTS}
+    kept: dict[str, list[str]] = {}
+    for name, rules in named.items():
+        needed = needed_by_all + [by_key[f"decision:{c.key}"] for c in DECISION_CASES if c.used_by(rules) and f"decision:{c.key}" in by_key]
+        kept[name] = [r.title for r in needed if r.status not in ("pass", "skipped")]
+    return kept
+
+
+def kept_line(kept: dict[str, list[str]]) -> Text:
+    """Which presets and variants the bot keeps the contract of, and which not (and why)."""
+    yes = [n for n, failed in kept.items() if not failed]
+    no = [f"{n} ({', '.join(failed)})" for n, failed in kept.items() if failed]
+    line = Text.assemble(("keeps the contract of: ", "bold"), ", ".join(yes) or "none")
+    if no:
+        line.append("\n")
+        line.append("not of: ", style="bold")
+        line.append("; ".join(no))
+    return line
+
+
 def _fail(message: str, code: int = 2) -> NoReturn:
     fail(message, code)
 
@@ -113,16 +155,24 @@ def check_bot_command(
     ] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable); narrows the decisions checked like --preset.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout.")] = False,
+    require_all: Annotated[
+        bool,
+        typer.Option("--all", help="Without --preset or --rule: exit 1 unless the bot keeps every preset and variant."),
+    ] = False,
 ) -> None:
     """Check that a bot keeps the contract, as the referee will start and call it.
 
-    In order: health SERVING for both service names; identity and protocol version; match
+    In order: the health service (SERVING, as the referee judges it); identity and protocol version; match
     start; one decision of each kind (turn start, discard after a stock draw, discard after
     taking the discard, the knock lap, an empty stock under the showdown rule, and the
     variants' decisions: the dealer's option, a call, the dummy, the widow), legal and within
     the budget; two streams at once; match end; exit on SIGTERM. With --preset or --rule only
     the decisions of matches under those rules are asked (as 'submit' does with the
-    tournament's rules). Exits 0 when every check passes, 1 otherwise.
+    tournament's rules), and the exit code is 0 when every check passes, 1 otherwise.
+
+    Without them every kind of decision is asked, and the last lines say which presets and
+    variants the bot keeps the contract of and which not; the exit code is 0 when it keeps the
+    standard game (with --all: every preset and variant), 1 otherwise.
     """
     try:
         spec = parse_bot_spec(bot)
@@ -172,8 +222,14 @@ def check_bot_command(
         except KeyboardInterrupt:
             err.print("interrupted; the bot is stopped", highlight=False)
             raise typer.Exit(130) from None
+    kept = rules_kept(report) if rules is None else None
+    ok = report.passed if kept is None or require_all else not kept["standard"]
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
+        data = report.to_dict()
+        if kept is not None:
+            data["rules_kept"] = {name: not failed for name, failed in kept.items()}
+        data["exit_code"] = 0 if ok else 1
+        typer.echo(json.dumps(data, indent=2))
     else:
         lines = [ln for ln in report.output_tail.splitlines() if ln.strip()][-LAST_LINES:]
         # A bot that did not start has its last output in the failed check's reason already.
@@ -182,4 +238,13 @@ def check_bot_command(
             out.print(Text("last output of the bot:", style="bold"))
             out.print(Text("\n".join("  " + ln for ln in lines), style="dim"), soft_wrap=True)
         out.print(summary_line(report), highlight=False)
-    raise typer.Exit(0 if report.passed else 1)
+        if kept is not None and not report.passed:
+            out.print(kept_line(kept), highlight=False, soft_wrap=True)
+            if ok:
+                out.print(
+                    "it keeps the standard game, so this exits 0 (--all: require every preset and variant; "
+                    "--preset: check one)",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+    raise typer.Exit(0 if ok else 1)

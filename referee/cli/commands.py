@@ -14,3 +14,7 @@ from referee.cli import (
     sprt,  # noqa: F401  (thirtyone sprt)
     tournament,  # noqa: F401  (thirtyone tournament, submit, bots, withdraw, standings, demo)
 )
+from referee.cli.app import app, reflow_help
+
+# Once every command is registered: their docstrings become help the terminal can wrap.
+reflow_help(app)

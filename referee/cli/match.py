@@ -61,20 +61,29 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     fail(message, code)
 
 
-def _log_path(log: Path | None, match_id: str) -> Path:
-    """The log file: ``--log`` (a directory gets the default name), else the current
-    directory, else the temporary directory if the current one is not writable.
+def _log_path(log: str | None, match_id: str, *, force: bool = False) -> Path:
+    """The log file: ``--log`` (an existing folder, or a path ending in ``/``, is a folder,
+    made if needed, that gets the default name), else the current directory, else the
+    temporary directory if the current one is not writable.
 
     The default name never overwrites an earlier log: the same seed gives the same match id,
-    so playing a match again gets ``thirtyone-match-ID-2.jsonl`` beside the first one.
+    so playing a match again gets ``thirtyone-match-ID-2.jsonl`` beside the first one. A file
+    named explicitly is overwritten only with ``force`` (an empty one holds nothing to lose).
     """
     if log is None:
         here = Path.cwd()
         folder = here if os.access(here, os.W_OK) else Path(tempfile.gettempdir())
-    elif log.is_dir() or str(log).endswith(os.sep):
-        folder = log
+    # The text as typed: Path() drops a trailing separator, which is what marks a new folder.
+    elif log.endswith(("/", os.sep)) or Path(log).is_dir():
+        folder = Path(log)
     else:
-        return log
+        path = Path(log)
+        if not force and path.is_file() and path.stat().st_size > 0:
+            _fail(
+                f"the match log {path} exists; give --force to overwrite it, "
+                f"or a folder (--log {shlex.quote(str(path.parent) + os.sep)}) to get a new name"
+            )
+        return path
     path = folder / f"thirtyone-match-{match_id}.jsonl"
     n = 2
     while path.exists():
@@ -85,11 +94,12 @@ def _log_path(log: Path | None, match_id: str) -> Path:
 
 def again_command(ctx: typer.Context, seed: int) -> str:
     """The command that plays the ``thirtyone match`` of ``ctx`` again: the same bots and every
-    option given, with ``--seed`` (``--log`` left out, so that the first log is kept)."""
+    option given, with ``--seed`` (``--log`` and ``--force`` left out, so that the first log
+    is kept)."""
     words = ["thirtyone", "match"]
     for param in ctx.command.params:
         name = param.name
-        if name is None or name in ("seed", "log"):
+        if name is None or name in ("seed", "log", "force"):
             continue
         # Only what was typed: defaults may change between versions, and the line stays short.
         source = ctx.get_parameter_source(name)
@@ -139,9 +149,16 @@ def match_command(
         typer.Option(help="Match seed, 0 to 2**64-1: the same seed and bots play the same match.", show_default="random, printed"),
     ] = None,
     log: Annotated[
-        Path | None,
-        typer.Option(help="Where to write the match log (a folder gets the default name).", show_default="./thirtyone-match-ID.jsonl"),
+        str | None,
+        typer.Option(
+            help="Where to write the match log: a file, or a folder (an existing one, or a path ending in /, "
+            "made if needed) that gets the default name.",
+            show_default="./thirtyone-match-ID.jsonl",
+        ),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the file given to --log if it exists.")
+    ] = False,
     budget_ms: BudgetOpt = _DEFAULT_TC.budget_ms,
     bank_ms: Annotated[
         int, typer.Option("--bank-ms", help="Time bank per seat for the match, ms (0 to 3600000).")
@@ -199,7 +216,7 @@ def match_command(
     # Derived from the seed, so that the seed alone replays the match: bots that seed their
     # own randomness from the match id (the random sample bot) play the same moves again.
     the_id = match_id or seeded_match_id(the_seed)
-    path = _log_path(log, the_id)
+    path = _log_path(log, the_id, force=force)
     try:  # before the log is touched: a refused match leaves no file behind
         limits = bot_limits(memory_mb, max_processes, cpus=cpus)
         # The log exists before any bot starts; a bot whose folder holds it sees an empty file.
@@ -229,10 +246,18 @@ def match_command(
         + (f" ({plural(config.max_strikes, 'strike')})" if config.fault_policy == "lenient" else ""),
         highlight=False,
     )
-    err.print(f"log: {path}", highlight=False, markup=False)
     status = err.status("starting bots...")
+    log_shown = False
+
+    def show_log() -> None:
+        # Only once there is a log: a match whose bots never start writes none.
+        nonlocal log_shown
+        if not log_shown:
+            err.print(f"log: {path}", highlight=False, markup=False)
+            log_shown = True
 
     def on_round(r: RoundResult) -> None:
+        show_log()
         status.update(f"round {r.round_no} done; playing...")
 
     with status, asyncio.Runner() as runner:
@@ -266,6 +291,7 @@ def match_command(
             where = "no log was written" if drop_empty_log() else f"the log up to now is in {path}"
             err.print(f"terminated; {where}", highlight=False)
             raise typer.Exit(143) from None
+    show_log()
     out.print(render_outcome(outcome))
     # Two lines: the command that plays the same match again, and the one that shows its log.
     err.print(f"play the same match again: {again_command(ctx, the_seed)}", highlight=False, markup=False, soft_wrap=True)

@@ -34,6 +34,7 @@ from referee.replay.verify import (
     verify_results,
 )
 from referee.text import plural, printable
+from referee.tournament.schedule import key_of_log
 from referee.tournament.store import StoreError
 
 #: The width of a replay written to a pipe or a file.
@@ -171,7 +172,7 @@ def _log_path(target: Path, match: str | None) -> Path:
     """The log to read: TARGET itself, or MATCH's log in the tournament folder TARGET."""
     if target.is_dir():
         if match is None:
-            examples = ", ".join(p.stem for p in log_files(target)[:3]) or "no logs there yet"
+            examples = ", ".join(key_of_log(p) for p in log_files(target)[:3]) or "no logs there yet"
             _fail(f"{target} is a folder: name the match to replay (thirtyone replay {target} MATCH; e.g. {examples})")
         try:
             return find_match_log(target, match)

@@ -114,7 +114,19 @@ def _bar(llr: float, lower: float, upper: float, width: int = 40) -> Text:
 
 
 def _elo_text(v: float) -> str:
-    return f"{v:+.1f}" if math.isfinite(v) else ("+inf" if v > 0 else "-inf")
+    if not math.isfinite(v):
+        return "+inf" if v > 0 else "-inf"
+    # A difference that rounds to nothing is 0.0, not "-0.0" or "+0.0".
+    shown = f"{v:+.1f}"
+    return "0.0" if shown in ("+0.0", "-0.0") else shown
+
+
+#: What to do when runs of the same test disagree, said with every verdict.
+AGAIN_HINT = (
+    "An SPRT accepts one of two hypotheses; when the true difference lies between elo0 and elo1, "
+    "runs of the same test may accept either. If runs disagree, either answer is fair: to tell a "
+    "smaller difference, set --elo1 nearer to --elo0 (it takes more deals), and allow them with --max-deals."
+)
 
 
 def render(r: SprtResult, new: str, old: str, running: bool = True) -> Group:
@@ -141,6 +153,8 @@ def render(r: SprtResult, new: str, old: str, running: bool = True) -> Group:
     parts: list[Any] = [head, t]
     if not running or r.finished:
         parts.append(Text(verdict_text(r, new, old), style="bold green" if r.verdict == "H1" else "bold"))
+        if r.finished:
+            parts.append(Text(AGAIN_HINT, style="dim"))
     return Group(*parts)
 
 

@@ -69,6 +69,8 @@ def standings_json(st: Standings, settings: TournamentSettings) -> str:
     return json.dumps(
         {
             "settings": shown_settings(st, settings),
+            # In words, as `thirtyone match` prints them: the preset and any option on top.
+            "rules": settings.rules.describe(),
             "seed_hidden": not st.complete,
             "matches": st.matches,
             "progress": {"played": st.played, "scheduled": st.scheduled, "complete": st.complete},

@@ -51,7 +51,7 @@ from referee.tournament.runner import (
     log_name,
     run_pending,
 )
-from referee.tournament.schedule import not_runnable, schedule_for
+from referee.tournament.schedule import key_of_log, not_runnable, schedule_for
 from referee.tournament.settings import SettingsError, TournamentSettings, section
 from referee.tournament.standings import FAULT_KINDS, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
@@ -565,7 +565,7 @@ def demo_command(
         out.print(standings_table(st, settings, title=f"Demo standings ({plural(st.matches, 'match', 'matches')})"))
     out.print(
         f"done in {time.monotonic() - started:.0f} s. Replay a match: "
-        f"thirtyone replay {where} {sorted(p.stem for p in (where / 'logs').glob('*.jsonl'))[0] if report.played else 'MATCH'}\n"
+        f"thirtyone replay {where} {sorted(key_of_log(p) for p in (where / 'logs').glob('*.jsonl'))[0] if report.played else 'MATCH'}\n"
         f"standings again: thirtyone standings {where}\n"
         f"look at it in a browser: thirtyone serve {where}",
         highlight=False,

@@ -3,6 +3,7 @@ validated, with overrides from Python, ``key=value`` strings and TOML text."""
 
 from __future__ import annotations
 
+import difflib
 import math
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -100,7 +101,10 @@ class Rules:
 
     def __post_init__(self) -> None:
         if self.preset_name not in PRESETS:
-            raise RulesError(f"unknown preset {self.preset_name!r}; presets are: {', '.join(PRESETS)}")
+            raise RulesError(
+                f"unknown preset {self.preset_name!r}{_did_you_mean(self.preset_name, PRESETS)}; "
+                f"presets are: {', '.join(PRESETS)}"
+            )
         for f in fields(self):
             if f.name != "preset_name":
                 _check(f.name, getattr(self, f.name))
@@ -119,7 +123,7 @@ class Rules:
             overrides = PRESETS[name]
         except (KeyError, TypeError):
             raise RulesError(
-                f"unknown preset {name!r}; presets are: {', '.join(PRESETS)}"
+                f"unknown preset {name!r}{_did_you_mean(name, PRESETS)}; presets are: {', '.join(PRESETS)}"
             ) from None
         return Rules(preset_name=name, **overrides)
 
@@ -134,7 +138,7 @@ class Rules:
         clean: dict[str, Any] = {}
         for key, value in overrides.items():
             if key not in OPTION_NAMES:
-                raise RulesError(f"unknown rule option {key!r}; options are: {', '.join(OPTION_NAMES)}")
+                raise RulesError(f"unknown rule option {key!r}{_did_you_mean(key, OPTION_NAMES)}; options are: {', '.join(OPTION_NAMES)}")
             clean[key] = coerce_option(key, value)
         return replace(self, **clean)
 
@@ -211,8 +215,17 @@ def _accepts(name: str) -> str:
     return "?"  # pragma: no cover - every option is listed above
 
 
+def _did_you_mean(word: object, names: Iterable[str]) -> str:
+    """`` (did you mean 'pagat'?)`` for the name nearest to a mistyped ``word``, else ""."""
+    if not isinstance(word, str):
+        return ""
+    near = difflib.get_close_matches(word.lower(), list(names), n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
 def _bad(name: str, value: Any) -> RulesError:
-    return RulesError(f"rule option {shown(name)} got {shown(value)}; it accepts {_accepts(name)}")
+    hint = _did_you_mean(value, map(str, _CHOICES[name])) if name in _CHOICES else ""
+    return RulesError(f"rule option {shown(name)} got {shown(value)}{hint}; it accepts {_accepts(name)}")
 
 
 def _is_half_step(x: float) -> bool:
@@ -251,7 +264,7 @@ def _check(name: str, value: Any) -> None:
 def coerce_option(name: str, value: Any) -> Any:
     """Turn a typed or text value into the option's type, validating it."""
     if name not in OPTION_NAMES:
-        raise RulesError(f"unknown rule option {name!r}; options are: {', '.join(OPTION_NAMES)}")
+        raise RulesError(f"unknown rule option {name!r}{_did_you_mean(name, OPTION_NAMES)}; options are: {', '.join(OPTION_NAMES)}")
     v: Any = value
     if isinstance(value, str):
         s = value.strip()

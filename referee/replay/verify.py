@@ -41,6 +41,7 @@ from referee.game.state import ForfeitRecord, Match, Record, RoundResult
 from referee.log import LogWatcher, MatchLog, Position, iter_log, read_log, walk_log
 from referee.replay.model import Divergence, build_replay
 from referee.text import printable
+from referee.tournament.schedule import key_of_log
 from referee.tournament.store import DB_NAME, MatchRow, TournamentStore
 
 
@@ -364,7 +365,7 @@ def find_match_log(folder: str | os.PathLike[str], match: str) -> Path:
         raise MatchNotFound(f"{len(by_id)} logs in {folder} have match id {match!r}: {names}")
     if not files:
         raise MatchNotFound(f"no match logs in {folder} (looked for {Path(folder) / 'logs'}/*.jsonl)")
-    some = ", ".join(p.stem for p in files[:5]) + (f", ... ({len(files)} logs)" if len(files) > 5 else "")
+    some = ", ".join(key_of_log(p) for p in files[:5]) + (f", ... ({len(files)} logs)" if len(files) > 5 else "")
     raise MatchNotFound(f"no log of match {match!r} in {folder}; there are: {some}")
 
 

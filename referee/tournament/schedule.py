@@ -22,6 +22,7 @@ import hmac
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from itertools import combinations
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -177,3 +178,14 @@ def not_runnable(settings: TournamentSettings, bots: list[str]) -> str | None:
             return f"the gauntlet's challenger {missing[0]} is not submitted: submit it first"
         return f"the gauntlet's challengers {', '.join(missing)} are not submitted: submit them first"
     return None
+
+
+def key_of_log(path: Path) -> str:
+    """The match key of a tournament log named by :func:`log_name` (``a+b/d000/r1`` from
+    ``a+b_d000_r1.jsonl``): the key is the spelling the CLI and the docs use, and bot names
+    may hold underscores, so only the last two become slashes."""
+    stem = path.name.removesuffix(".jsonl")
+    parts = stem.rsplit("_", 2)
+    if len(parts) == 3 and parts[1].startswith("d") and parts[2].startswith("r"):
+        return "/".join(parts)
+    return stem

@@ -33,6 +33,7 @@ class BotStanding:
 
     name: str
     matches: int = 0
+    #: Matches in which this bot alone was placed first (a shared first place is no win).
     wins: int = 0
     placing_sum: int = 0
     lives_lost: int = 0
@@ -193,7 +194,10 @@ def compute_standings(
         for s, name in enumerate(seats):
             st = table.setdefault(name, BotStanding(name))
             st.matches += 1
-            st.wins += placings[s] == 1
+            # A win is first place alone: nobody wins a shared first place (docs/rules.md,
+            # "Playing for a pot", and a simultaneous elimination), so wins add up to at
+            # most the number of matches.
+            st.wins += placings[s] == 1 and list(placings).count(1) == 1
             st.placing_sum += placings[s]
             info = per_seat[s]
             st.lives_lost += int(info.get("lives_lost", 0))

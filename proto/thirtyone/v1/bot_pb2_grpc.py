@@ -34,9 +34,11 @@ class BotServiceStub:
     Python `grpcio-health-checking`, Node.js the npm package `grpc-health-check`, Go
     `google.golang.org/grpc/health`, Java `io.grpc:grpc-services`, C++
     `grpc::EnableDefaultHealthCheckService(true)`, Rust the crate `tonic-health`.
-    The referee starts a match only after `Health.Check` with service "" (or
-    "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then opens one
-    Play stream per match and seat.
+    Report SERVING for the service names "" and "thirtyone.v1.BotService" (C++: after
+    BuildAndStart, `GetHealthCheckService()->SetServingStatus("thirtyone.v1.BotService", true)`).
+    The referee (match, check-bot and submit alike) starts a match only once one of the two
+    names answers SERVING and the other SERVING or NOT_FOUND (NOT_SERVING: not ready yet),
+    then calls GetIdentity once, then opens one Play stream per match and seat.
 
     Versioning: the protocol version is 1. It changes only with an incompatible change of
     behaviour; new fields and enum values do not change it.
@@ -69,9 +71,11 @@ class BotServiceServicer:
     Python `grpcio-health-checking`, Node.js the npm package `grpc-health-check`, Go
     `google.golang.org/grpc/health`, Java `io.grpc:grpc-services`, C++
     `grpc::EnableDefaultHealthCheckService(true)`, Rust the crate `tonic-health`.
-    The referee starts a match only after `Health.Check` with service "" (or
-    "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then opens one
-    Play stream per match and seat.
+    Report SERVING for the service names "" and "thirtyone.v1.BotService" (C++: after
+    BuildAndStart, `GetHealthCheckService()->SetServingStatus("thirtyone.v1.BotService", true)`).
+    The referee (match, check-bot and submit alike) starts a match only once one of the two
+    names answers SERVING and the other SERVING or NOT_FOUND (NOT_SERVING: not ready yet),
+    then calls GetIdentity once, then opens one Play stream per match and seat.
 
     Versioning: the protocol version is 1. It changes only with an incompatible change of
     behaviour; new fields and enum values do not change it.
@@ -163,9 +167,11 @@ class BotService:
     Python `grpcio-health-checking`, Node.js the npm package `grpc-health-check`, Go
     `google.golang.org/grpc/health`, Java `io.grpc:grpc-services`, C++
     `grpc::EnableDefaultHealthCheckService(true)`, Rust the crate `tonic-health`.
-    The referee starts a match only after `Health.Check` with service "" (or
-    "thirtyone.v1.BotService") answers SERVING, then calls GetIdentity once, then opens one
-    Play stream per match and seat.
+    Report SERVING for the service names "" and "thirtyone.v1.BotService" (C++: after
+    BuildAndStart, `GetHealthCheckService()->SetServingStatus("thirtyone.v1.BotService", true)`).
+    The referee (match, check-bot and submit alike) starts a match only once one of the two
+    names answers SERVING and the other SERVING or NOT_FOUND (NOT_SERVING: not ready yet),
+    then calls GetIdentity once, then opens one Play stream per match and seat.
 
     Versioning: the protocol version is 1. It changes only with an incompatible change of
     behaviour; new fields and enum values do not change it.

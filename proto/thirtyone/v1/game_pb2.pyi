@@ -688,7 +688,8 @@ class Rules(_message.Message):
     POT_ROUNDS_FIELD_NUMBER: _builtins.int
     ANTE_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
-    """Name of the preset these rules started from ("standard", "pagat", "family").
+    """Name of the preset these rules started from ("standard", "pagat", "family",
+    "cadillac" or "bicycle").
     Informational only: the options below are authoritative and may differ from it.
     """
     three_of_a_kind: Global___ThreeOfAKind.ValueType

@@ -162,12 +162,24 @@
     var r = parseHash();
     state.route = r;
     document.querySelectorAll("#nav a").forEach(function (a) { a.classList.toggle("active", a.id === "nav-" + r.page); });
+    if (MODE === "single" && r.page !== "replay") {
+      // One match and nothing else: "#step=N" names a moment of it (a link to share); any
+      // other fragment says it is unknown and shows the replay from its start.
+      var m = /^step=(\d+)$/.exec(r.parts[0]);
+      return showReplay(DATA.match, "omni", m ? Math.max(0, parseInt(m[1], 10) - 1) : 0, m ? null : r.parts[0]);
+    }
     if (r.page === "matches") return showMatches(r.query);
     if (r.page === "replay") {
       var id = r.parts[1] || (DATA && DATA.match);
       return showReplay(id, r.parts[2] || "omni", parseInt(r.parts[3] || "0", 10) || 0);
     }
+    if (r.page !== "standings") return unknownPage(r.parts[0]);
     return showStandings();
+  }
+
+  function unknownPage(name) {
+    setChildren(app, el("p", { cls: "bad", id: "error" }, "There is no page '" + name + "' here. "),
+      el("p", null, el("a", { href: "#/standings" }, "the standings"), " · ", el("a", { href: "#/matches" }, "the matches")));
   }
 
   function fail(e) {
@@ -196,6 +208,11 @@
         prog.complete ? "Complete: all " + prog.scheduled + " scheduled matches played." : "In progress: " + prog.played + " of " + prog.scheduled + " matches played."));
     } else {
       head.push(el("p", { id: "progress" }, st.matches + " matches."));
+    }
+    if (st.rules) {
+      var set = st.settings || {};
+      head.push(el("p", { id: "rules" }, "Rules: " + st.rules + (set.table_size ? " · " + set.table_size + " seats a table" : "") +
+        (set.games ? " · " + set.games + " deals a table" : "")));
     }
     if (st.unsandboxed) head.push(el("p", { cls: "bad" }, "The bots ran unsandboxed (sandbox = off)."));
     Object.keys(st.disqualified || {}).forEach(function (b) { head.push(el("p", { cls: "bad" }, "Disqualified " + b + ": " + st.disqualified[b])); });
@@ -267,10 +284,17 @@
     names.forEach(function (n) {
       var pts = bots[n] || [];
       if (!pts.length) return;
-      var up = pts.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] + p[2]).toFixed(1); });
-      var down = pts.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] - p[2]).toFixed(1); });
+      // A rating holds until the bot's next match, so it is drawn as steps: a slope from the
+      // prior at match 0 to the bot's first match would read as a trend it never had.
+      var held = [];
+      pts.forEach(function (p, i) {
+        if (i > 0) held.push([p[0], pts[i - 1][1], pts[i - 1][2]]);
+        held.push(p);
+      });
+      var up = held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] + p[2]).toFixed(1); });
+      var down = held.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] - p[2]).toFixed(1); });
       s.appendChild(svg("polygon", { points: up.concat(down).join(" "), fill: colors[n], "fill-opacity": "0.13", stroke: "none" }));
-      s.appendChild(svg("polyline", { points: pts.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1); }).join(" "),
+      s.appendChild(svg("polyline", { points: held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1); }).join(" "),
         fill: "none", stroke: colors[n], "stroke-width": "2", "data-bot": n }));
     });
     add(box, [el("div", null, el("strong", null, "Rating μ with its ±σ band"),
@@ -409,13 +433,17 @@
     return seat === null || seat === undefined ? "?" : "#" + seat + " " + (l[seat] || "");
   }
 
-  function showReplay(id, view, step) {
+  function showReplay(id, view, step, unknown) {
     if (!id) return fail(new Error("no match named"));
     var cached = state.replay && state.replay.id === id && state.replay.view === view;
     var go = cached ? Promise.resolve(state.replay.data) : api.replay(id, view);
     return go.then(function (data) {
       state.replay = { id: id, view: view, data: data, step: Math.min(Math.max(0, step), Math.max(0, data.steps.length - 1)) };
       renderReplay();
+      if (unknown) {
+        app.insertBefore(el("p", { cls: "bad", id: "unknown-route" }, "There is no page '" + unknown +
+          "' in this replay: here it is from its start (#step=N opens step N)."), app.firstChild);
+      }
     }).catch(fail);
   }
 

@@ -7,7 +7,9 @@ Modes (every other rule is kept: both health names SERVING, the first legal acti
 nothing sent but answers, streams ended with OK, death by SIGTERM's default action):
 
   good           breaks nothing
-  half_health    NOT_SERVING for "thirtyone.v1.BotService" (SERVING for "" only)
+  half_health    NOT_SERVING for "thirtyone.v1.BotService" (SERVING for "" only): never ready
+  empty_name     SERVING for "" and nothing said of "thirtyone.v1.BotService" (NOT_FOUND), as
+                 C++'s grpc::EnableDefaultHealthCheckService(true) alone does: breaks nothing
   chatty_start   answers the first match_start it gets (a bot must send nothing for it)
   take_back      after taking the top discard, discards that very card
   knock_lap      knocks whenever someone has knocked this round (not in the widow game)
@@ -106,7 +108,8 @@ async def serve(args: argparse.Namespace) -> None:
     await server.start()
     await health.set("", health_pb2.HealthCheckResponse.SERVING)
     full = health_pb2.HealthCheckResponse.NOT_SERVING if args.mode == "half_health" else health_pb2.HealthCheckResponse.SERVING
-    await health.set(FULL_NAME, full)
+    if args.mode != "empty_name":
+        await health.set(FULL_NAME, full)
     await server.wait_for_termination()
 
 
