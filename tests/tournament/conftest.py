@@ -13,9 +13,8 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,10 @@ from referee.tournament.schedule import schedule_for
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import DB_NAME, TournamentStore
 from referee.tournament.submit import submit
+from tests.polling import alive, poll_until
+
+# Re-exported: the tournament tests import it from here.
+from tests.polling import wait_gone as wait_gone
 
 SAMPLES = ("random", "greedy", "threshold")
 
@@ -187,12 +190,6 @@ def _stat(pid: int) -> str | None:
         return None
 
 
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie runs nothing)."""
-    stat = _stat(pid)
-    return stat is not None and stat[stat.rindex(")") + 2] not in "ZX"
-
-
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid`` (Linux /proc)."""
     parents: dict[int, list[int]] = {}
@@ -231,25 +228,11 @@ def processes_in(folder: Path) -> list[str]:
     return found
 
 
-def wait_gone(pids: Iterable[int], timeout_s: float = 10.0) -> list[int]:
-    """Wait until every pid is gone; the ones still alive at the timeout."""
-    pids = list(pids)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        left = [p for p in pids if alive(p)]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
-
-
-def wait_no_process_in(folder: Path, timeout_s: float = 10.0) -> list[str]:
+def wait_no_process_in(folder: Path, timeout_s: float = 30.0) -> list[str]:
     """Wait until no process works in ``folder``; those left at the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        left = processes_in(folder)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
+    with suppress(AssertionError):
+        poll_until(lambda: not processes_in(folder), timeout_s=timeout_s)
+    return processes_in(folder)
 
 
 # ---------------------------------------------------------------- prepared tournaments
@@ -326,14 +309,17 @@ def start_run(folder: Path, out: Path, jobs: int = 2, *, new_session: bool = Fal
 
 def wait_for_matches(proc: subprocess.Popen[bytes], folder: Path, at_least: int, out: Path) -> int:
     """Wait until the run has recorded ``at_least`` matches; fail if it ends first."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if (folder / DB_NAME).exists():
-            n = done_count(folder)
-            if n >= at_least:
-                return n
-        assert proc.poll() is None, f"the run ended before it could be stopped:\n{out.read_text()}"
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the run recorded too few matches in time")
+
+    def recorded() -> int:
+        n = done_count(folder) if (folder / DB_NAME).exists() else 0
+        return n if n >= at_least else 0
+
+    try:
+        return poll_until(
+            recorded, timeout_s=120, interval_s=0.02, while_=lambda: proc.poll() is None,
+            message=lambda: f"the run did not record {at_least} matches while it ran:\n{out.read_text()}",
+        )  # fmt: skip
+    except AssertionError:
+        proc.kill()
+        raise
 
