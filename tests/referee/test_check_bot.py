@@ -26,6 +26,7 @@ from referee.bots.sandbox import SandboxConfig, probe
 from referee.cli.app import app
 from referee.game import KNOCK, PASS, Phase, Pile, Rules
 from referee.timecontrol import TimeControl
+from tests.polling import wait_for_path
 
 from .conftest import hostile, pids_in, run, wait_gone
 
@@ -284,7 +285,10 @@ def test_a_bot_at_an_address_skips_sigterm() -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        report = check(f"unix://{sock}")
+        # The bot binds its socket in its own time (later on a busy machine): the check begins
+        # once it listens, as it would for a bot someone started and then submitted.
+        wait_for_path(sock, while_=lambda: proc.poll() is None)
+        report = check(f"unix://{sock}", tc=ROOMY_TC)
         assert not report.launched and report.passed, [(r.key, r.reason) for r in report.results]
         assert statuses(report)["sigterm"] == "skipped"
         assert reason(report, "sigterm") == "skipped: not started by us (a bot at an address)"
