@@ -160,16 +160,26 @@ class SeatStream:
         cast("grpc.Future[object]", self._call).cancel()  # the call is also a Future
 
 
+#: The clock of :func:`play_over_grpc`'s decisions unless a test gives one.
+ROOMY_TC = TimeControl(budget_ms=2000, bank_ms=10_000)
+
+
 def play_over_grpc(
-    stub: bot_pb2_grpc.BotServiceStub, players: int, rules: Rules, seed: int, match_id: str = "m1"
+    stub: bot_pb2_grpc.BotServiceStub,
+    players: int,
+    rules: Rules,
+    seed: int,
+    match_id: str = "m1",
+    tc: TimeControl = ROOMY_TC,
 ) -> tuple[Match, int]:
     """Play a whole match with every seat served by one bot process, one stream per seat.
 
     Every answer must be legal; returns the finished match and the number of decisions.
+    Nothing here is timed: the streams' deadline (10 minutes) only ends a test that hangs,
+    however long a bot that thinks for its time control takes over a match.
     """
-    tc = TimeControl(budget_ms=2000, bank_ms=10_000)
     m = Match(players, rules, seed=seed)
-    seats = [SeatStream(stub, wire.MatchInfo(match_id, s, players, rules, tc)) for s in range(players)]
+    seats = [SeatStream(stub, wire.MatchInfo(match_id, s, players, rules, tc), timeout=600) for s in range(players)]
     decision_id = 0
     while not m.over:
         decision_id += 1
