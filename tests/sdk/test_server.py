@@ -33,6 +33,8 @@ from tests.sdk.helpers import (
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 TC = TimeControl(budget_ms=1000, bank_ms=5000)
+#: For whole matches with time-based bots: nothing is timed, but they think for a part of it.
+SHORT_TC = TimeControl(budget_ms=100, bank_ms=1000)
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +230,8 @@ def test_every_sample_bot_serves() -> None:
             bot.wait_ready()
             ident = wire.identity_from_pb(bot.stub.GetIdentity(bot_pb2.GetIdentityRequest(), timeout=5))
             assert ident.name == name
-            m, _ = play_over_grpc(bot.stub, 3, Rules(), seed=21)
+            # A short clock: the time-based bots (Monte Carlo) think for a part of it.
+            m, _ = play_over_grpc(bot.stub, 3, Rules(), seed=21, tc=SHORT_TC)
             assert m.over
     finally:
         for bot in bots:
