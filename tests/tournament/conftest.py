@@ -27,12 +27,14 @@ from referee.bots.sandbox import probe
 from referee.cli.app import app
 from referee.tournament.schedule import schedule_for
 from referee.tournament.settings import TournamentSettings
-from referee.tournament.store import DB_NAME, TournamentStore
+from referee.tournament.store import DB_NAME, BotEntry, TournamentStore, now
 from referee.tournament.submit import submit
+from sample_bots import load as load_sample
 from tests.polling import alive, poll_until
 
 # Re-exported: the tournament tests import it from here.
 from tests.polling import wait_gone as wait_gone
+from tests.shared import built_once
 
 SAMPLES = ("random", "greedy", "threshold")
 
@@ -238,18 +240,25 @@ def wait_no_process_in(folder: Path, timeout_s: float = 30.0) -> list[str]:
 # ---------------------------------------------------------------- prepared tournaments
 
 
-def make_tournament(folder: Path, settings: TournamentSettings, bots: Sequence[str]) -> Path:
-    """A tournament with ``bots`` submitted (validated for real), submitted from ``folder``."""
+def make_tournament(folder: Path, settings: TournamentSettings, bots: Sequence[str], *, validate: bool = True) -> Path:
+    """A tournament with ``bots`` submitted from ``folder``: validated for real (the
+    compliance check and the validation match), or with ``validate=False`` (sample bots
+    only) entered as submit would enter them, for a test that is not about submission."""
     with TournamentStore.create(folder, settings) as store:
         for bot in bots:
-            submit(store, bot, cwd=folder)
+            if validate:
+                submit(store, bot, cwd=folder)
+            else:
+                cls = load_sample(bot)
+                store.add_bot(BotEntry(bot, "sample", bot, str(folder.resolve()), bot, None, cls.name, cls.version, cls.author, now()))
     return folder
 
 
 @pytest.fixture(scope="session")
 def base_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample bots under :data:`BASE_SETTINGS`, nothing played. Copy it before use."""
-    return make_tournament(tmp_path_factory.mktemp("base") / "t", BASE_SETTINGS, SAMPLES)
+    """The sample bots under :data:`BASE_SETTINGS`, nothing played (built once for the
+    whole run). Copy it before use."""
+    return built_once(tmp_path_factory, "base", lambda root: make_tournament(root / "t", BASE_SETTINGS, SAMPLES))
 
 
 @dataclass(frozen=True)
@@ -263,18 +272,25 @@ class Played:
 
 @pytest.fixture(scope="session")
 def reference_run(base_tournament: Path, tmp_path_factory: pytest.TempPathFactory) -> Played:
-    """The base tournament played once with ``-j 1``: what every other run must equal."""
-    folder = copy_tournament(base_tournament, tmp_path_factory.mktemp("reference") / "t")
-    result = cli("tournament", "run", folder, "-j", "1")
-    assert result.exit_code == 0, result.output
-    standings = ok("standings", folder, "--json").stdout
-    return Played(folder, standings, outcomes(folder))
+    """The base tournament played once with ``-j 1`` (once for the whole run): what every
+    other run must equal."""
+
+    def play(root: Path) -> Played:
+        folder = copy_tournament(base_tournament, root / "t")
+        result = cli("tournament", "run", folder, "-j", "1")
+        assert result.exit_code == 0, result.output
+        standings = ok("standings", folder, "--json").stdout
+        return Played(folder, standings, outcomes(folder))
+
+    return built_once(tmp_path_factory, "reference", play)
 
 
 @pytest.fixture(scope="session")
 def one_bot_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tournament (tables of 2, 1 deal) holding only the random bot. Copy it before use."""
-    return make_tournament(tmp_path_factory.mktemp("one") / "t", TournamentSettings(table_size=2, games=1, seed=1, sandbox=SANDBOX), ["random"])
+    """A tournament (tables of 2, 1 deal) holding only the random bot (built once for the
+    whole run). Copy it before use."""
+    settings = TournamentSettings(table_size=2, games=1, seed=1, sandbox=SANDBOX)
+    return built_once(tmp_path_factory, "one", lambda root: make_tournament(root / "t", settings, ["random"]))
 
 
 def _state(folder: Path) -> tuple[dict[str, str], list[str] | None]:
