@@ -30,6 +30,9 @@ from tests.polling import wait_for_path
 
 from .conftest import hostile, pids_in, run, wait_gone
 
+# Its module fixtures start bot processes: its tests share one test process, to start them once.
+pytestmark = pytest.mark.xdist_group("test_check_bot")
+
 NONCOMPLIANT = Path(__file__).resolve().parent / "bots" / "noncompliant.py"
 SANDBOXED = probe().available
 #: A short clock, so that a slow bot fails fast: 100 ms + 100 ms grace a decision.
