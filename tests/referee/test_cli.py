@@ -109,10 +109,12 @@ def test_bot_that_cannot_start_is_exit_1_with_its_output(tmp_path: Path) -> None
 
 def _start_referee(tmp_path: Path, pid_dir: Path) -> tuple[subprocess.Popen[str], Path]:
     log = tmp_path / "slow.jsonl"
-    bots = [hostile("sleepy", "--sleep-ms", 60, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
+    # Slow bots on a roomy clock: the match lasts seconds after it gets going,
+    # so that the signal always comes in the middle of it, however busy the machine.
+    bots = [hostile("sleepy", "--sleep-ms", 200, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
     # Unsandboxed: these tests watch the bots' own pids, which a sandbox renumbers (the
     # sandboxed case is in test_sandbox.py).
-    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8", "--sandbox", "off"]
+    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8", "--sandbox", "off", "--budget-ms", "5000"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         poll_until(
