@@ -338,7 +338,7 @@ def test_the_log_of_a_match_in_the_bots_own_folder_reads_empty(tmp_path: Path) -
     shutil.copy(ATTACKER, bot / "attacker.py")
     (bot / "old.jsonl").write_text("not a secret: the bot's own file\n")
     r = subprocess.run(
-        [*THIRTYONE, "match", "python attacker.py --read m.jsonl --strict", "greedy", "--log", "m.jsonl",
+        [*THIRTYONE, "match", f"{shlex.quote(sys.executable)} attacker.py --read m.jsonl --strict", "greedy", "--log", "m.jsonl",
          "--sandbox", "on", "--rule", "max_rounds=2", "--seed", "3"],
         cwd=bot, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -273,7 +273,7 @@ def folder_bot_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = root / "t"
     settings = TournamentSettings(table_size=2, games=1, seed=7, sandbox=SANDBOX)
     with TournamentStore.create(folder, settings) as store:
-        submit(store, "python plain.py", name="plain", cwd=root, bot_dir=src)
+        submit(store, f"{sys.executable} plain.py", name="plain", cwd=root, bot_dir=src)
         submit(store, "greedy", cwd=root)
     return folder
 

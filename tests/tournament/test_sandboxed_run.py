@@ -56,7 +56,7 @@ def test_a_hostile_bot_in_a_real_tournament_finds_nothing(in_checkout: Path) -> 
     ok("tournament", "new", t, "-n", 2, "--rule", "max_rounds=2", "--seed", 9)
     bot = attacker_folder(in_checkout / "src")
     command = (
-        f"python attacker.py --strict --orphan {marker} --read {t / 'tournament.db'} "
+        f"{sys.executable} attacker.py --strict --orphan {marker} --read {t / 'tournament.db'} "
         f"--write {t / 'pwned'} --write {CHECKOUT / 'pwned'} --stop {os.getpid()}"
     )
     ok("submit", t, command, "--dir", bot, "--name", "attacker")
@@ -82,7 +82,7 @@ def test_sigkill_to_the_runners_process_group_leaves_no_bot(tmp_path: Path) -> N
     marker = f"orphan-{time.time_ns()}"
     t = tmp_path / "t"
     ok("tournament", "new", t, "-n", 20, "--seed", 4)
-    ok("submit", t, f"python attacker.py --orphan {marker}", "--dir", attacker_folder(tmp_path / "src"), "--name", "a")
+    ok("submit", t, f"{sys.executable} attacker.py --orphan {marker}", "--dir", attacker_folder(tmp_path / "src"), "--name", "a")
     ok("submit", t, "greedy")
     assert wait_until_none(marker) == []  # the validation match's orphan went with its sandbox
     earlier = set(host_processes_with("sample_bots.greedy"))  # not this test's to judge

@@ -114,10 +114,10 @@ def test_a_folder_bot_that_fails_to_start_names_the_users_folder(one: Path, tmp_
     (src / "lib" / "brains.py").write_text(SYNTAX_ERROR)
     with left_as_is(one):
         # Not fails(): the bot's own traceback is in the message, on purpose.
-        result = cli("submit", one, "python main.py", "--dir", src)
+        result = cli("submit", one, f"{sys.executable} main.py", "--dir", src)
     assert result.exit_code == 2, result.output
     text = flat(result.stderr)
-    assert "error: the bot could not be used: bot 'python main.py' exited with code 1 before it was ready" in text
+    assert f"error: the bot could not be used: bot '{sys.executable} main.py' exited with code 1 before it was ready" in text
     assert f'File "{src / "main.py"}", line 1' in text
     assert f'File "{src / "lib" / "brains.py"}", line 3' in text
     assert "submit-" not in text and str(one) not in text
