@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +21,9 @@ from thirtyone.v1 import bot_pb2, bot_pb2_grpc
 from referee import wire
 from referee.game import Action, Match, Rules
 from referee.timecontrol import TimeControl
+from tests.polling import poll_until
 
-READY_TIMEOUT_S = 20.0
+READY_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -56,17 +56,19 @@ class BotProcess:
 
     def wait_ready(self) -> None:
         """Wait until the health service says SERVING (or fail with the bot's stderr)."""
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"bot exited with {self.proc.returncode}: {self.stderr()}")
+
+        def serving() -> bool:
             try:
-                if self.health() == health_pb2.HealthCheckResponse.SERVING:
-                    return
+                return self.health() == health_pb2.HealthCheckResponse.SERVING
             except grpc.RpcError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"bot not SERVING within {READY_TIMEOUT_S} s")
+                return False
+
+        try:
+            poll_until(serving, timeout_s=READY_TIMEOUT_S, while_=lambda: self.proc.poll() is None, message="bot not SERVING")
+        except AssertionError:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"bot exited with {self.proc.returncode}: {self.stderr()}") from None
+            raise
 
     def stderr(self) -> str:
         """What the bot wrote on stderr (only once it has exited)."""
