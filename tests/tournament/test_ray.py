@@ -54,6 +54,10 @@ from .conftest import (
     wait_no_process_in,
 )
 
+# Ray is heavy (a local cluster per run, and a module fixture of two nodes): its tests share
+# one test process, so that the others do not wait behind two Ray runs at once.
+pytestmark = pytest.mark.xdist_group("test_ray")
+
 needs_ray = pytest.mark.skipif(not ray_available(), reason="Ray is not installed (pip install -e '.[ray]')")
 
 
