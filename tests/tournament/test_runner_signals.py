@@ -98,8 +98,10 @@ def many_matches(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tournament(tmp_path_factory.mktemp("many") / "t", MANY, ["random", "greedy", "threshold"], validate=False)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+# SIGTERM (a scheduler's stop) in the quick tier; Ctrl-C's SIGINT, the same path, in the slow one.
+@pytest.mark.parametrize(
+    ("sig", "code"), [pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow), (signal.SIGTERM, 143)]
+)
 def test_a_signal_to_the_process_group_stops_the_run_within_seconds(
     many_matches: Path, tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
