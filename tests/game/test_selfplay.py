@@ -34,12 +34,12 @@ def test_selfplay_1000_matches(preset: str) -> None:
     assert len(ends) >= 3
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
-def test_selfplay_long_rounds(preset: str) -> None:
+@pytest.mark.parametrize("seeds", [pytest.param(4, id="4"), pytest.param(40, id="40", marks=pytest.mark.slow)])
+def test_selfplay_long_rounds(preset: str, seeds: int) -> None:
     """Policies that rarely knock: stocks run out (reshuffles, passes) and max_turns bites."""
     rules = Rules.build(preset, {"max_turns_per_round": 120})
-    for seed in range(40):
+    for seed in range(seeds):
         rnd = random.Random(seed)
         play_match(
             players_for(seed),

@@ -46,7 +46,10 @@ MUST_SEE: dict[str, tuple[set[ActionKind], set[RoundEnd]]] = {
     "widow": ({ActionKind.SWAP_WIDOW}, {RoundEnd.MAX_TURNS, RoundEnd.BLITZ}),
     "pot": (set(), {RoundEnd.KNOCK, RoundEnd.NATURAL_31}),
 }
+#: Matches per variant: the slow tier's many (every action kind and round end it must see),
+#: and the quick tier's few (the same invariants, determinism included).
 MATCHES = 1000
+QUICK_MATCHES = 50
 
 
 def players_for(seed: int) -> int:
@@ -57,13 +60,27 @@ def fingerprint(m: Match) -> tuple[object, ...]:
     return (m.round_no, tuple(m.chips), m.pot, tuple(m.tokens), m.placings, m.winner, m.end, len(m.rounds))
 
 
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_50_random_matches(name: str) -> None:
+    random_matches(name, QUICK_MATCHES)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_1000_random_matches(name: str) -> None:
+    kinds, ends = random_matches(name, MATCHES)
+    want_kinds, want_ends = MUST_SEE[name]
+    assert want_kinds <= kinds, want_kinds - kinds
+    assert want_ends <= ends, want_ends - ends
+
+
+def random_matches(name: str, matches: int) -> tuple[set[ActionKind], set[RoundEnd]]:
+    """Play ``matches`` random matches of a variant, checking each (and some twice, for
+    determinism); the action kinds and round ends seen."""
     rules = VARIANTS[name]
     kinds: set[ActionKind] = set()
     ends: set[RoundEnd] = set()
-    for seed in range(MATCHES):
+    for seed in range(matches):
         rnd = random.Random(seed)
         # Mostly uniform play; now and then reluctant knockers (long rounds, restocks, empty
         # stocks, max_turns) and forfeits.
@@ -93,9 +110,7 @@ def test_1000_random_matches(name: str) -> None:
             )
             assert actions2 == actions and fingerprint(again) == fingerprint(m)
             assert again.rounds == m.rounds
-    want_kinds, want_ends = MUST_SEE[name]
-    assert want_kinds <= kinds, want_kinds - kinds
-    assert want_ends <= ends, want_ends - ends
+    return kinds, ends
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))

@@ -7,14 +7,17 @@ import contextlib
 import os
 import shlex
 import sys
-import time
-from collections.abc import Coroutine, Iterable, Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
 from referee.timecontrol import TimeControl
+
+# Re-exported: the referee tests import them from here.
+from tests.polling import alive as process_alive
+from tests.polling import wait_gone as wait_gone
 
 HOSTILE = Path(__file__).resolve().parent / "bots" / "hostile.py"
 T = TypeVar("T")
@@ -35,37 +38,9 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
-def process_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie counts as gone: it runs nothing)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    # The state follows the command name, which is in parentheses and may hold spaces.
-    return stat[stat.rindex(")") + 2] not in "ZX"
-
-
 def pids_in(pid_dir: Path) -> list[int]:
     """The pids the hostile bots wrote into ``pid_dir``."""
     return sorted(int(p.name) for p in pid_dir.iterdir() if p.name.isdigit())
-
-
-def wait_gone(pids: Iterable[int], timeout_s: float = 5.0) -> list[int]:
-    """Wait until every pid is gone; return those still alive at the timeout."""
-    pids = list(pids)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        alive = [p for p in pids if process_alive(p)]
-        if not alive or time.monotonic() > deadline:
-            return alive
-        time.sleep(0.05)
 
 
 def children_of(pid: int) -> list[int]:

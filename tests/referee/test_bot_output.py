@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,16 +15,30 @@ import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots import parse_bot_spec
 from referee.bots.process import LocalLauncher
 from referee.cli.app import app
+from tests.polling import poll_until
 
 from .conftest import hostile, process_alive, wait_gone
 
 runner = CliRunner()
 
-#: Writes 3 MiB on stderr once the referee listens, then idles.
+#: Writes 3 MiB on stderr once the file named by its argument exists (the test creates it when
+#: the referee keeps the output), then writes a file beside it and idles.
 FLOODER = (
-    "import sys, time; time.sleep(0.3); "
-    "[sys.stderr.write('x' * 1023 + '\\n') for _ in range(3 * 1024)]; sys.stderr.flush(); time.sleep(60)"
+    "import os, sys, time\n"
+    "go = sys.argv[1]\n"
+    "while not os.path.exists(go): time.sleep(0.01)\n"
+    "[sys.stderr.write('x' * 1023 + '\\n') for _ in range(3 * 1024)]; sys.stderr.flush()\n"
+    "open(go + '.written', 'w').close(); time.sleep(600)\n"
 )
+CUT_NOTE = "[thirtyone: output cut here: the bot wrote more than the cap for one match]\n"
+
+
+def _blocked_in_pipe_write(pid: int) -> bool:
+    # The kernel names the function a sleeping process waits in: a write into a full pipe.
+    try:
+        return "pipe_write" in Path(f"/proc/{pid}/wchan").read_text()
+    except OSError:
+        return False
 
 
 @pytest.fixture(autouse=True)
@@ -37,28 +50,35 @@ def test_a_flood_of_output_is_cut_at_the_cap_and_the_bot_waits(tmp_path: Path) -
     kept = tmp_path / "seat0-flooder.txt"
     limit = 1024 * 1024
 
-    async def scenario() -> tuple[int, bool, int | None]:
-        spec = parse_bot_spec(shlex.join([sys.executable, "-c", FLOODER]))
+    go = tmp_path / "go"
+
+    async def scenario() -> tuple[bool, int | None]:
+        script = tmp_path / "flooder.py"
+        script.write_text(FLOODER)
+        spec = parse_bot_spec(shlex.join([sys.executable, str(script), str(go)]))
         bot = await LocalLauncher(tmp_root=str(tmp_path)).launch(spec)
         try:
             bot.keep_output(str(kept), limit)
-            deadline = time.monotonic() + 10
-            size = -1
-            while time.monotonic() < deadline:
-                await asyncio.sleep(0.3)
-                now = kept.stat().st_size if kept.exists() else 0
-                if now == size and now > 0:
-                    break
-                size = now
-            # Past the cap the pipe is no longer read: the bot is blocked in its write.
-            return size, bot.exit_code() is None, bot.pid
+            go.touch()
+            await asyncio.to_thread(
+                poll_until, lambda: kept.exists() and kept.read_text().endswith(CUT_NOTE),
+                message=lambda: f"the output was never cut at the cap: {kept.stat().st_size if kept.exists() else 0} bytes",
+            )  # fmt: skip
+            # Past the cap the pipe is no longer read: the bot stays blocked in its write and
+            # never gets to the end of its output.
+            assert bot.pid is not None
+            await asyncio.to_thread(
+                poll_until, lambda: _blocked_in_pipe_write(bot.pid),  # type: ignore[arg-type]
+                message="the bot is not blocked writing into its output pipe",
+            )  # fmt: skip
+            return not (tmp_path / "go.written").exists() and bot.exit_code() is None, bot.pid
         finally:
             await bot.stop(0.2)
 
-    size, blocked, pid = asyncio.run(scenario())
+    blocked, pid = asyncio.run(scenario())
     text = kept.read_text()
-    assert limit < size < limit + 200
-    assert text.endswith("[thirtyone: output cut here: the bot wrote more than the cap for one match]\n")
+    assert limit < len(text) < limit + 200
+    assert text.endswith(CUT_NOTE)
     assert text.startswith("x" * 1023 + "\n")
     assert blocked
     assert pid is not None and wait_gone([pid]) == []

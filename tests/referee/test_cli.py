@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from typer.testing import CliRunner
 import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.cli.app import app
 from referee.log import read_log, replay_log
+from tests.polling import poll_until
 
 from .conftest import children_of, hostile, pids_in, process_alive, wait_gone
 
@@ -109,19 +109,22 @@ def test_bot_that_cannot_start_is_exit_1_with_its_output(tmp_path: Path) -> None
 
 def _start_referee(tmp_path: Path, pid_dir: Path) -> tuple[subprocess.Popen[str], Path]:
     log = tmp_path / "slow.jsonl"
-    bots = [hostile("sleepy", "--sleep-ms", 60, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
+    # Slow bots on a roomy clock: the match lasts seconds after it gets going,
+    # so that the signal always comes in the middle of it, however busy the machine.
+    bots = [hostile("sleepy", "--sleep-ms", 200, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
     # Unsandboxed: these tests watch the bots' own pids, which a sandbox renumbers (the
     # sandboxed case is in test_sandbox.py).
-    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8", "--sandbox", "off"]
+    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8", "--sandbox", "off", "--budget-ms", "5000"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if len(pids_in(pid_dir)) == 4 and log.exists() and len(log.read_text().splitlines()) >= 6:
-            return proc, log
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("the match did not get going")
+    try:
+        poll_until(
+            lambda: len(pids_in(pid_dir)) == 4 and log.exists() and len(log.read_text().splitlines()) >= 6,
+            timeout_s=90, while_=lambda: proc.poll() is None, message="the match did not get going",
+        )  # fmt: skip
+    except AssertionError:
+        proc.kill()
+        raise AssertionError(f"the match did not get going: {proc.communicate()}") from None
+    return proc, log
 
 
 @pytest.mark.slow
@@ -133,7 +136,7 @@ def test_referee_killed_with_sigkill_leaves_no_process(tmp_path: Path, pid_dir: 
         assert set(bots) - set(family)  # a grandchild, outside the referee's reach but not the group's
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=5)
-        assert wait_gone([*family, *bots], 6.0) == []
+        assert wait_gone([*family, *bots]) == []
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -154,7 +157,7 @@ def test_interrupted_referee_stops_cleanly(tmp_path: Path, pid_dir: Path, sig: s
         assert proc.returncode == code, stderr
         assert "the log up to now is in" in stderr
         assert "Traceback" not in stderr
-        assert wait_gone([*family, *pids_in(pid_dir)], 3.0) == []
+        assert wait_gone([*family, *pids_in(pid_dir)]) == []
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -18,6 +18,9 @@ from referee.match import MatchConfig, MatchOutcome, run_match
 
 from .conftest import hostile
 
+# Its module fixtures start bot processes: its tests share one test process, to start them once.
+pytestmark = pytest.mark.xdist_group("test_log")
+
 SEED = 987654321012345678
 
 

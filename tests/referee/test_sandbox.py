@@ -6,6 +6,7 @@ sandbox (no bubblewrap, no user namespaces); CI installs bubblewrap, so there th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -41,6 +42,7 @@ from referee.match import MatchConfig, play_match
 from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
+from tests.polling import poll_until
 from tests.referee.conftest import HOSTILE, process_alive, run
 
 ATTACKER = Path(__file__).resolve().parent / "bots" / "attacker.py"
@@ -71,12 +73,11 @@ def host_processes_with(marker: str) -> list[int]:
     return found
 
 
-def wait_until_none(marker: str, timeout_s: float = 5.0) -> list[int]:
+def wait_until_none(marker: str, timeout_s: float = 30.0) -> list[int]:
     """Wait until no process holds ``marker``; the ones left after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while (left := host_processes_with(marker)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+    with contextlib.suppress(AssertionError):
+        poll_until(lambda: not host_processes_with(marker), timeout_s=timeout_s)
+    return host_processes_with(marker)
 
 
 @pytest.fixture
@@ -203,11 +204,12 @@ def test_the_referee_killed_with_its_whole_group_leaves_no_bot(tmp_path: Path) -
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while len(host_processes_with(unique)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(host_processes_with(unique)) >= 3, "the bots did not start"
-        time.sleep(0.5)  # into the match
+        poll_until(lambda: len(host_processes_with(unique)) >= 3, timeout_s=90, while_=lambda: referee.poll() is None,
+                   message="the bots did not start")  # fmt: skip
+        # Into the match: the log has its header and the first decisions.
+        log = tmp_path / "m.jsonl"
+        poll_until(lambda: log.exists() and len(log.read_bytes().splitlines()) >= 6, timeout_s=90,
+                   while_=lambda: referee.poll() is None, message="the match did not get going")  # fmt: skip
         os.killpg(referee.pid, signal.SIGKILL)
         referee.wait()
         assert wait_until_none(unique) == []
@@ -323,7 +325,9 @@ def test_the_process_limit_stops_a_fork_bomb(tmp_path: Path) -> None:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
     finally:
         if cgroup is not None:
-            time.sleep(0.2)
+            # A cgroup can be removed once its last process has gone.
+            with contextlib.suppress(AssertionError):
+                poll_until(lambda: all(not Path(f).read_text().strip() for f in cgroup.procs_files))
             cgroup.remove()
     words = r.stdout.split()
     assert words[:2] == ["stopped", "at"], (r.stdout, r.stderr)
@@ -338,7 +342,7 @@ def test_the_log_of_a_match_in_the_bots_own_folder_reads_empty(tmp_path: Path) -
     shutil.copy(ATTACKER, bot / "attacker.py")
     (bot / "old.jsonl").write_text("not a secret: the bot's own file\n")
     r = subprocess.run(
-        [*THIRTYONE, "match", "python attacker.py --read m.jsonl --strict", "greedy", "--log", "m.jsonl",
+        [*THIRTYONE, "match", f"{shlex.quote(sys.executable)} attacker.py --read m.jsonl --strict", "greedy", "--log", "m.jsonl",
          "--sandbox", "on", "--rule", "max_rounds=2", "--seed", "3"],
         cwd=bot, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

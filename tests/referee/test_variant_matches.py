@@ -21,6 +21,9 @@ from referee.tournament.runner import outcome_to_result
 
 from .conftest import FAST_TC, hostile, run
 
+# Its module fixtures start bot processes: its tests share one test process, to start them once.
+pytestmark = pytest.mark.xdist_group("test_variant_matches")
+
 VARIANTS: dict[str, Rules] = {
     "dealer_option": Rules(dealer_option=True),
     "under_the_gun": Rules(under_the_gun=True),

@@ -8,6 +8,7 @@ import pytest
 
 from referee.game import Rules
 from tests.replay.fixtures import write_all
+from tests.shared import built_once
 
 #: Real variant matches of the `random` sample bot (which plays legally under every variant),
 #: played by referee.match over gRPC: name -> (rules, seed).
@@ -21,7 +22,7 @@ REAL_VARIANTS: dict[str, tuple[Rules, int]] = {
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Every fixture log, by name: standard, specials, long, pagat, and the variants' option,
     dummy, bicycle and cadillac."""
-    return write_all(tmp_path_factory.mktemp("replay-logs"), variants=True)
+    return built_once(tmp_path_factory, "logs", lambda folder: write_all(folder, variants=True))
 
 
 @pytest.fixture(scope="session")
@@ -29,13 +30,15 @@ def real_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Logs of real variant matches (:data:`REAL_VARIANTS`), written by the referee itself."""
     from referee.match import MatchConfig, run_match
 
-    folder = tmp_path_factory.mktemp("real-variant-logs")
-    out = {}
-    for name, (rules, seed) in REAL_VARIANTS.items():
-        path = folder / f"{name}.jsonl"
-        run_match(["random", "random", "random"], seed=seed, config=MatchConfig(rules=rules), log_path=path)
-        out[name] = path
-    return out
+    def play(folder: Path) -> dict[str, Path]:
+        out = {}
+        for name, (rules, seed) in REAL_VARIANTS.items():
+            path = folder / f"{name}.jsonl"
+            run_match(["random", "random", "random"], seed=seed, config=MatchConfig(rules=rules), log_path=path)
+            out[name] = path
+        return out
+
+    return built_once(tmp_path_factory, "real-variant-logs", play)
 
 
 def lines_of(path: Path) -> list[str]:

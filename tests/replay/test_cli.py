@@ -173,11 +173,11 @@ def test_the_console_script_pipes_plain_text(logs: dict[str, Path], tmp_path: Pa
     """Through a pipe and an ASCII-only encoding: no colour, no symbols, no traceback."""
     exe = Path(sys.executable).with_name("thirtyone")
     env = {**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "100"}
-    done = subprocess.run([str(exe), "replay", str(logs["specials"]), "--seat", "1"], capture_output=True, env=env, timeout=60)
+    done = subprocess.run([str(exe), "replay", str(logs["specials"]), "--seat", "1"], capture_output=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     text = done.stdout.decode("ascii")
     assert "As Ks Qs  31  dealt 31" in text and "\x1b" not in text
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"header": {"schemaVersion": 1}}\n\xff\n')
-    done = subprocess.run([str(exe), "replay", "--verify", str(bad)], capture_output=True, env=env, timeout=60)
+    done = subprocess.run([str(exe), "replay", "--verify", str(bad)], capture_output=True, env=env, timeout=300)
     assert done.returncode == 2 and b"Traceback" not in done.stderr and b"bad.jsonl" in done.stderr

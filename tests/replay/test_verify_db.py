@@ -24,8 +24,6 @@ from referee.tournament.store import DB_NAME
 from tests.tournament.conftest import left_as_is
 from tests.tournament.faulty import faulty_played
 
-pytestmark = pytest.mark.slow
-
 runner = CliRunner()
 
 
@@ -213,6 +211,7 @@ def test_a_database_that_cannot_be_read_is_a_clear_error(folder: Path) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.slow
 def test_a_pot_tournaments_chips_are_checked_against_its_logs(tmp_path: Path) -> None:
     """Playing for a pot (the bicycle preset), a row's net chips must be its log's."""
     from tests.tournament.conftest import SANDBOX, ok

@@ -37,11 +37,19 @@ class NotAnActionBot(GreedyBot):
 
 
 class SlowBot(GreedyBot):
-    """Thinks for SLOW_S seconds on every decision."""
+    """Thinks for SLOW_S seconds on every decision; with SLOW_MARKS, first writes the file
+    ``act-N`` there for its Nth call of ``act`` (so a test sees what it thought about)."""
 
     name = "slow"
 
+    def __init__(self) -> None:
+        self.calls = 0
+
     def act(self, view: sdk.View) -> sdk.Action:
+        self.calls += 1
+        if marks := os.environ.get("SLOW_MARKS"):
+            with open(os.path.join(marks, f"act-{self.calls}"), "w") as f:
+                f.write(f"{view.round_no}\n")
         time.sleep(float(os.environ.get("SLOW_S", "1")))
         return super().act(view)
 

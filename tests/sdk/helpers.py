@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +21,9 @@ from thirtyone.v1 import bot_pb2, bot_pb2_grpc
 from referee import wire
 from referee.game import Action, Match, Rules
 from referee.timecontrol import TimeControl
+from tests.polling import poll_until
 
-READY_TIMEOUT_S = 20.0
+READY_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -56,17 +56,19 @@ class BotProcess:
 
     def wait_ready(self) -> None:
         """Wait until the health service says SERVING (or fail with the bot's stderr)."""
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"bot exited with {self.proc.returncode}: {self.stderr()}")
+
+        def serving() -> bool:
             try:
-                if self.health() == health_pb2.HealthCheckResponse.SERVING:
-                    return
+                return self.health() == health_pb2.HealthCheckResponse.SERVING
             except grpc.RpcError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"bot not SERVING within {READY_TIMEOUT_S} s")
+                return False
+
+        try:
+            poll_until(serving, timeout_s=READY_TIMEOUT_S, while_=lambda: self.proc.poll() is None, message="bot not SERVING")
+        except AssertionError:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"bot exited with {self.proc.returncode}: {self.stderr()}") from None
+            raise
 
     def stderr(self) -> str:
         """What the bot wrote on stderr (only once it has exited)."""
@@ -160,16 +162,26 @@ class SeatStream:
         cast("grpc.Future[object]", self._call).cancel()  # the call is also a Future
 
 
+#: The clock of :func:`play_over_grpc`'s decisions unless a test gives one.
+ROOMY_TC = TimeControl(budget_ms=2000, bank_ms=10_000)
+
+
 def play_over_grpc(
-    stub: bot_pb2_grpc.BotServiceStub, players: int, rules: Rules, seed: int, match_id: str = "m1"
+    stub: bot_pb2_grpc.BotServiceStub,
+    players: int,
+    rules: Rules,
+    seed: int,
+    match_id: str = "m1",
+    tc: TimeControl = ROOMY_TC,
 ) -> tuple[Match, int]:
     """Play a whole match with every seat served by one bot process, one stream per seat.
 
     Every answer must be legal; returns the finished match and the number of decisions.
+    Nothing here is timed: the streams' deadline (10 minutes) only ends a test that hangs,
+    however long a bot that thinks for its time control takes over a match.
     """
-    tc = TimeControl(budget_ms=2000, bank_ms=10_000)
     m = Match(players, rules, seed=seed)
-    seats = [SeatStream(stub, wire.MatchInfo(match_id, s, players, rules, tc)) for s in range(players)]
+    seats = [SeatStream(stub, wire.MatchInfo(match_id, s, players, rules, tc), timeout=600) for s in range(players)]
     decision_id = 0
     while not m.over:
         decision_id += 1

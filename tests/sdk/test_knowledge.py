@@ -147,7 +147,7 @@ def test_knowledge_against_ground_truth(preset: str, players: int, seed: int) ->
 def test_turn_only_memory_knows_the_upcard() -> None:
     # Over the wire a seat sees observations only on its own turns. It always has one before
     # the first restock, so the SDK's memory still names the up-card after the restock.
-    rules = Rules.build("standard", {"max_rounds": 2})
+    rules = Rules.build("standard", {"max_rounds": 2, "max_turns_per_round": 60})  # 60 draws: past a restock
     restocked = 0
     for seed in range(3):
         m = Match(4, rules, seed=seed)

@@ -379,12 +379,13 @@ def test_beats_threshold_heads_up_under_standard() -> None:
     assert series.win_rate(0) > 0.5  # 15 of 24 when written
 
 
-@pytest.mark.slow
 def test_serves_as_a_process() -> None:
-    # As the referee runs it: python -m sample_bots.montecarlo, over gRPC, time-based.
+    # As the referee runs it: python -m sample_bots.montecarlo, over gRPC, time-based (on a
+    # short clock: it thinks for a part of its budget at every decision).
     bot = start_bot(python_module("sample_bots.montecarlo"))
     try:
-        m, decisions = play_over_grpc(bot.stub, 2, Rules(max_rounds=3), seed=5, match_id="mc")
+        tc = TimeControl(budget_ms=100, bank_ms=1000)
+        m, decisions = play_over_grpc(bot.stub, 2, Rules(max_rounds=3), seed=5, match_id="mc", tc=tc)
         assert m.over and decisions > 5
     finally:
         bot.close()

@@ -13,9 +13,8 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,14 @@ from referee.bots.sandbox import probe
 from referee.cli.app import app
 from referee.tournament.schedule import schedule_for
 from referee.tournament.settings import TournamentSettings
-from referee.tournament.store import DB_NAME, TournamentStore
+from referee.tournament.store import DB_NAME, BotEntry, TournamentStore, now
 from referee.tournament.submit import submit
+from sample_bots import load as load_sample
+from tests.polling import alive, poll_until
+
+# Re-exported: the tournament tests import it from here.
+from tests.polling import wait_gone as wait_gone
+from tests.shared import built_once
 
 SAMPLES = ("random", "greedy", "threshold")
 
@@ -187,12 +192,6 @@ def _stat(pid: int) -> str | None:
         return None
 
 
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie runs nothing)."""
-    stat = _stat(pid)
-    return stat is not None and stat[stat.rindex(")") + 2] not in "ZX"
-
-
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid`` (Linux /proc)."""
     parents: dict[int, list[int]] = {}
@@ -231,42 +230,35 @@ def processes_in(folder: Path) -> list[str]:
     return found
 
 
-def wait_gone(pids: Iterable[int], timeout_s: float = 10.0) -> list[int]:
-    """Wait until every pid is gone; the ones still alive at the timeout."""
-    pids = list(pids)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        left = [p for p in pids if alive(p)]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
-
-
-def wait_no_process_in(folder: Path, timeout_s: float = 10.0) -> list[str]:
+def wait_no_process_in(folder: Path, timeout_s: float = 30.0) -> list[str]:
     """Wait until no process works in ``folder``; those left at the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        left = processes_in(folder)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
+    with suppress(AssertionError):
+        poll_until(lambda: not processes_in(folder), timeout_s=timeout_s)
+    return processes_in(folder)
 
 
 # ---------------------------------------------------------------- prepared tournaments
 
 
-def make_tournament(folder: Path, settings: TournamentSettings, bots: Sequence[str]) -> Path:
-    """A tournament with ``bots`` submitted (validated for real), submitted from ``folder``."""
+def make_tournament(folder: Path, settings: TournamentSettings, bots: Sequence[str], *, validate: bool = True) -> Path:
+    """A tournament with ``bots`` submitted from ``folder``: validated for real (the
+    compliance check and the validation match), or with ``validate=False`` (sample bots
+    only) entered as submit would enter them, for a test that is not about submission."""
     with TournamentStore.create(folder, settings) as store:
         for bot in bots:
-            submit(store, bot, cwd=folder)
+            if validate:
+                submit(store, bot, cwd=folder)
+            else:
+                cls = load_sample(bot)
+                store.add_bot(BotEntry(bot, "sample", bot, str(folder.resolve()), bot, None, cls.name, cls.version, cls.author, now()))
     return folder
 
 
 @pytest.fixture(scope="session")
 def base_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample bots under :data:`BASE_SETTINGS`, nothing played. Copy it before use."""
-    return make_tournament(tmp_path_factory.mktemp("base") / "t", BASE_SETTINGS, SAMPLES)
+    """The sample bots under :data:`BASE_SETTINGS`, nothing played (built once for the
+    whole run). Copy it before use."""
+    return built_once(tmp_path_factory, "base", lambda root: make_tournament(root / "t", BASE_SETTINGS, SAMPLES))
 
 
 @dataclass(frozen=True)
@@ -280,18 +272,25 @@ class Played:
 
 @pytest.fixture(scope="session")
 def reference_run(base_tournament: Path, tmp_path_factory: pytest.TempPathFactory) -> Played:
-    """The base tournament played once with ``-j 1``: what every other run must equal."""
-    folder = copy_tournament(base_tournament, tmp_path_factory.mktemp("reference") / "t")
-    result = cli("tournament", "run", folder, "-j", "1")
-    assert result.exit_code == 0, result.output
-    standings = ok("standings", folder, "--json").stdout
-    return Played(folder, standings, outcomes(folder))
+    """The base tournament played once with ``-j 1`` (once for the whole run): what every
+    other run must equal."""
+
+    def play(root: Path) -> Played:
+        folder = copy_tournament(base_tournament, root / "t")
+        result = cli("tournament", "run", folder, "-j", "1")
+        assert result.exit_code == 0, result.output
+        standings = ok("standings", folder, "--json").stdout
+        return Played(folder, standings, outcomes(folder))
+
+    return built_once(tmp_path_factory, "reference", play)
 
 
 @pytest.fixture(scope="session")
 def one_bot_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tournament (tables of 2, 1 deal) holding only the random bot. Copy it before use."""
-    return make_tournament(tmp_path_factory.mktemp("one") / "t", TournamentSettings(table_size=2, games=1, seed=1, sandbox=SANDBOX), ["random"])
+    """A tournament (tables of 2, 1 deal) holding only the random bot (built once for the
+    whole run). Copy it before use."""
+    settings = TournamentSettings(table_size=2, games=1, seed=1, sandbox=SANDBOX)
+    return built_once(tmp_path_factory, "one", lambda root: make_tournament(root / "t", settings, ["random"]))
 
 
 def _state(folder: Path) -> tuple[dict[str, str], list[str] | None]:
@@ -326,14 +325,17 @@ def start_run(folder: Path, out: Path, jobs: int = 2, *, new_session: bool = Fal
 
 def wait_for_matches(proc: subprocess.Popen[bytes], folder: Path, at_least: int, out: Path) -> int:
     """Wait until the run has recorded ``at_least`` matches; fail if it ends first."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if (folder / DB_NAME).exists():
-            n = done_count(folder)
-            if n >= at_least:
-                return n
-        assert proc.poll() is None, f"the run ended before it could be stopped:\n{out.read_text()}"
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the run recorded too few matches in time")
+
+    def recorded() -> int:
+        n = done_count(folder) if (folder / DB_NAME).exists() else 0
+        return n if n >= at_least else 0
+
+    try:
+        return poll_until(
+            recorded, timeout_s=120, interval_s=0.02, while_=lambda: proc.poll() is None,
+            message=lambda: f"the run did not record {at_least} matches while it ran:\n{out.read_text()}",
+        )  # fmt: skip
+    except AssertionError:
+        proc.kill()
+        raise
 

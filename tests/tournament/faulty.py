@@ -1,4 +1,4 @@
-"""A small real tournament whose bots commit every kind of fault, played once per session
+"""A small real tournament whose bots commit every kind of fault, played once per test run
 and copied before a test changes it; and fault counts read back from its logs.
 
 The hostile test bot (``tests/referee/bots/hostile.py``) plays in four modes next to the
@@ -24,6 +24,7 @@ from referee.replay.verify import log_files
 from referee.tournament.runner import run_pending
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import BotEntry, TournamentStore, now
+from tests.shared import built_once
 
 HOSTILE = Path(__file__).resolve().parents[1] / "referee" / "bots" / "hostile.py"
 
@@ -68,14 +69,19 @@ def entry(name: str, kind: str, spec: str) -> BotEntry:
 
 
 def faulty_played(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The faulty tournament played to its end (once per session). Copy it before changing it."""
-    if "folder" not in _played:
-        folder = make_faulty(tmp_path_factory.mktemp("faulty") / "t")
+    """The faulty tournament played to its end (once for the whole run, whatever the number
+    of test processes). Copy it before changing it."""
+
+    def play(root: Path) -> Path:
+        folder = make_faulty(root / "t")
         with TournamentStore.open(folder) as store:
             report = run_pending(store, jobs=1)
         assert not report.failed, report.failed
         assert report.played == 5
-        _played["folder"] = folder
+        return folder
+
+    if "folder" not in _played:
+        _played["folder"] = built_once(tmp_path_factory, "faulty", play)
     return _played["folder"]
 
 

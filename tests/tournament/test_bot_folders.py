@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,10 @@ def choose(view):
 """
 
 
+#: The folder bot's command: this Python (a bare ``python`` works only in an activated venv).
+RUN_MAIN = f"{shlex.quote(sys.executable)} main.py"
+
+
 def two_file_bot(where: Path) -> Path:
     """A bot folder with ``main.py`` and ``lib/strategy.py``."""
     where.mkdir()
@@ -63,7 +68,7 @@ def small(folder: Path, sandbox: str = "auto") -> Path:
 def test_a_folder_bot_is_copied_hashed_played_and_refused_once_changed(tmp_path: Path) -> None:
     src = two_file_bot(tmp_path / "src")
     t = small(tmp_path / "t")
-    ok("submit", t, "python main.py", "--dir", src, "--name", "two")
+    ok("submit", t, RUN_MAIN, "--dir", src, "--name", "two")
     ok("submit", t, "greedy")
     copy = t / "bots" / "two"
     assert (copy / "lib" / "strategy.py").read_text() == STRATEGY
@@ -78,7 +83,7 @@ def test_a_folder_bot_is_copied_hashed_played_and_refused_once_changed(tmp_path:
     (copy / "lib" / "strategy.py").write_text(STRATEGY + "# changed\n")
     t2 = tmp_path / "t2"
     small(t2)
-    ok("submit", t2, "python main.py", "--dir", two_file_bot(tmp_path / "src2"), "--name", "two")
+    ok("submit", t2, RUN_MAIN, "--dir", two_file_bot(tmp_path / "src2"), "--name", "two")
     ok("submit", t2, "greedy")
     (t2 / "bots" / "two" / "main.py").write_text(MAIN + "\n# tampered\n")
     result = subprocess.run(
@@ -98,11 +103,11 @@ def test_a_folder_over_the_limit_or_linking_out_is_refused_and_nothing_is_stored
     before = snapshot(t)
     monkeypatch.setattr(botfiles, "MAX_FOLDER_BYTES", 100)
     with TournamentStore.open(t) as store, pytest.raises(SubmissionError, match=r"holds 0\.0 MiB; a bot folder may hold at most 0 MiB"):
-        submit(store, "python main.py", bot_dir=src)
+        submit(store, RUN_MAIN, bot_dir=src)
     monkeypatch.undo()
     (src / "escape").symlink_to("/etc/hostname")
     with TournamentStore.open(t) as store, pytest.raises(SubmissionError, match="escape is a link to /etc/hostname, outside"):
-        submit(store, "python main.py", bot_dir=src)
+        submit(store, RUN_MAIN, bot_dir=src)
     after = snapshot(t)
     assert {k for k in after if k.startswith("bots/")} == {k for k in before if k.startswith("bots/")}
     assert {k: v for k, v in after.items() if not k.startswith("tournament.db")} == {
@@ -115,14 +120,14 @@ def test_a_folder_over_the_limit_or_linking_out_is_refused_and_nothing_is_stored
 def test_a_tournament_inside_the_bot_folder_is_not_copied(tmp_path: Path) -> None:
     src = two_file_bot(tmp_path / "src")
     t = small(src / "league", sandbox="off")
-    ok("submit", t, "python main.py", "--dir", src, "--name", "two")
+    ok("submit", t, RUN_MAIN, "--dir", src, "--name", "two")
     copy = t / "bots" / "two"
     assert (copy / "main.py").exists() and not (copy / "league").exists()
 
 
 def test_submit_dir_errors_name_the_problem(tmp_path: Path) -> None:
     t = small(tmp_path / "t", sandbox="off")
-    fails("submit", t, "python main.py", "--dir", tmp_path / "nope", message="no such folder")
+    fails("submit", t, RUN_MAIN, "--dir", tmp_path / "nope", message="no such folder")
     fails("submit", t, "greedy", "--dir", tmp_path, message="--dir goes with a command or a file of the bot's, not a sample bot")
 
 

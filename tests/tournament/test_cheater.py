@@ -17,7 +17,8 @@ than the honest bot's 95% interval allows.
 The cheater (``tests/tournament/bots/cheater.py``) is submitted as a command bot from a
 folder holding only a copy of it, so that its own folder in the sandbox holds nothing of the
 tournaments' (a tournament's bot sees its own folder only, so its command names its file
-there).
+there). Unsandboxed it searches the tournaments' own folder (``--search-root``), not the whole
+machine: what other programs leave in ``/tmp`` must play no part in a test.
 """
 
 from __future__ import annotations
@@ -57,12 +58,20 @@ def submit_from(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def play(folder: Path, cwd: Path, *, sandbox: str, honest: bool) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of this module's tournaments: all the unsandboxed cheater may search."""
+    return tmp_path_factory.mktemp("cheater-tournaments")
+
+
+def play(folder: Path, cwd: Path, *, sandbox: str, honest: bool, search_root: Path | None = None) -> dict[str, Any]:
     """Create, submit and run a cheater-vs-threshold tournament; its standings JSON, with
     ``"seconds"`` (the whole) and ``"by_bot"`` (standings rows by bot name) added."""
     t0 = time.monotonic()
     ok("tournament", "new", folder, "--table-size", 2, "--games", GAMES, "--seed", SEED, "--sandbox", sandbox)
     command = f"{sys.executable} {CHEATER.name}" + (" --honest" if honest else "")
+    if search_root is not None:
+        command += f" --search-root {search_root}"
     with contextlib.chdir(cwd):  # a command bot runs in the folder it was submitted from
         ok("submit", folder, command, "--name", "cheater")
         ok("submit", folder, "threshold")
@@ -92,9 +101,9 @@ def no_faults(data: dict[str, Any]) -> None:
 
 
 @pytest.fixture(scope="module")
-def honest(tmp_path_factory: pytest.TempPathFactory, submit_from: Path) -> tuple[Path, dict[str, Any]]:
+def honest(arena: Path, submit_from: Path) -> tuple[Path, dict[str, Any]]:
     """The reference: the cheater with ``--honest`` (threshold's play), unsandboxed."""
-    folder = tmp_path_factory.mktemp("honest") / "t"
+    folder = arena / "honest"
     data = play(folder, submit_from, sandbox="off", honest=True)
     print(summary("honest", data))
     no_faults(data)
@@ -103,11 +112,11 @@ def honest(tmp_path_factory: pytest.TempPathFactory, submit_from: Path) -> tuple
 
 @pytest.mark.skipif(bool(NO_SANDBOX), reason=NO_SANDBOX or "bots can be sandboxed")
 def test_sandboxed_cheater_does_exactly_as_well_as_the_honest_bot(
-    honest: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory, submit_from: Path
+    honest: tuple[Path, dict[str, Any]], arena: Path, submit_from: Path
 ) -> None:
     """Sandboxed, the cheater finds no log: same wins, and every match as with ``--honest``."""
     honest_folder, ref = honest
-    folder = tmp_path_factory.mktemp("sandboxed") / "t"
+    folder = arena / "sandboxed"
     data = play(folder, submit_from, sandbox="auto", honest=False)
     print(summary("sandboxed", data))
     assert data["settings"]["sandbox"] == "auto"
@@ -125,13 +134,13 @@ def test_sandboxed_cheater_does_exactly_as_well_as_the_honest_bot(
 
 
 def test_unsandboxed_cheater_reads_its_log_and_wins(
-    honest: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory, submit_from: Path
+    honest: tuple[Path, dict[str, Any]], arena: Path, submit_from: Path
 ) -> None:
     """The control: the same tournament with ``--sandbox off`` lets the cheater win clearly
     more, so the test above can fail."""
     _, ref = honest
-    folder = tmp_path_factory.mktemp("unsandboxed") / "t"
-    data = play(folder, submit_from, sandbox="off", honest=False)
+    folder = arena / "unsandboxed"
+    data = play(folder, submit_from, sandbox="off", honest=False, search_root=arena)
     print(summary("unsandboxed", data))
     no_faults(data)
     cheat, fair = data["by_bot"]["cheater"], ref["by_bot"]["cheater"]

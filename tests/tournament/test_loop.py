@@ -158,8 +158,9 @@ def test_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert json.loads(ok("standings", folder, "--json").stdout) == data
 
 
-@pytest.mark.slow
 def test_demo(tmp_path: Path) -> None:
+    # The quick tier's whole loop (demo makes, submits, runs and shows a tournament); the
+    # user's own loop, step by step, is slow.
     folder = tmp_path / "demo"
     result = ok("demo", "--dir", folder, "-n", "1", "-j", "2")
     out = flat(result.stdout)

@@ -10,6 +10,7 @@ Ray's own test helper, and stopped in the fixture's teardown whatever happens.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import json
 import os
@@ -36,6 +37,7 @@ from referee.tournament.ray_executor import (
 )
 from referee.tournament.runner import log_name
 from referee.tournament.store import DB_NAME, TournamentStore
+from tests.polling import poll_until
 
 from .conftest import (
     Played,
@@ -51,6 +53,10 @@ from .conftest import (
     wait_for_matches,
     wait_no_process_in,
 )
+
+# Ray is heavy (a local cluster per run, and a module fixture of two nodes): its tests share
+# one test process, so that the others do not wait behind two Ray runs at once.
+pytestmark = pytest.mark.xdist_group("test_ray")
 
 needs_ray = pytest.mark.skipif(not ray_available(), reason="Ray is not installed (pip install -e '.[ray]')")
 
@@ -111,9 +117,8 @@ def match_workers() -> list[int]:
 
 
 def wait_no_match_worker(timeout_s: float = 30.0) -> list[int]:
-    deadline = time.monotonic() + timeout_s
-    while match_workers() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    with contextlib.suppress(AssertionError):
+        poll_until(lambda: not match_workers(), timeout_s=timeout_s, interval_s=0.1)
     return match_workers()
 
 
@@ -208,16 +213,15 @@ def test_a_killed_worker_a_lost_node_and_a_killed_runner_lose_nothing(
         assert len(workers) == 2, workers
         os.kill(workers[0], signal.SIGKILL)
         # 2. A whole node dies: its raylet and everything on it (once the worker is replaced).
-        deadline = time.monotonic() + 60
-        while len(match_workers()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        with contextlib.suppress(AssertionError):  # the next wait fails the test if it matters
+            poll_until(lambda: len(match_workers()) >= 2, timeout_s=60)
         n = wait_for_matches(proc, folder, done_count(folder) + 2, out)
         two_nodes.kill_worker_node()
         # Its match in flight is lost as the infrastructure's, and played on the node left.
         t0 = time.monotonic()
-        while infra_count(folder) < 2 and time.monotonic() - t0 < 60:
-            assert proc.poll() is None, out.read_text()
-            time.sleep(0.1)
+        with contextlib.suppress(AssertionError):  # the counts below say what went wrong
+            poll_until(lambda: infra_count(folder) >= 2, timeout_s=120, interval_s=0.1, while_=lambda: proc.poll() is None)
+        assert proc.poll() is None, out.read_text()
         print(f"the lost node's match was given up after {time.monotonic() - t0:.1f} s")
         # 3. The runner is killed: its workers go with it.
         wait_for_matches(proc, folder, n + 3, out)
@@ -273,7 +277,7 @@ def folder_bot_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = root / "t"
     settings = TournamentSettings(table_size=2, games=1, seed=7, sandbox=SANDBOX)
     with TournamentStore.create(folder, settings) as store:
-        submit(store, "python plain.py", name="plain", cwd=root, bot_dir=src)
+        submit(store, f"{sys.executable} plain.py", name="plain", cwd=root, bot_dir=src)
         submit(store, "greedy", cwd=root)
     return folder
 

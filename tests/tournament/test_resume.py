@@ -125,7 +125,6 @@ def test_a_second_run_is_refused_while_one_plays(base_tournament: Path, tmp_path
     assert os.path.exists(folder / "run.lock")
 
 
-@pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_its_match_played_again(
     reference_run: Played, base_tournament: Path, tmp_path: Path
 ) -> None:

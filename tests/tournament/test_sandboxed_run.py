@@ -4,6 +4,7 @@ works; and SIGKILL to the runner's whole process group leaves no bot behind."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from referee.bots.sandbox import probe
+from tests.polling import poll_until
 from tests.referee.test_sandbox import (
     ATTACKER,
     CHECKOUT,
@@ -50,6 +52,7 @@ def attacker_folder(where: Path) -> Path:
     return where
 
 
+@pytest.mark.slow
 def test_a_hostile_bot_in_a_real_tournament_finds_nothing(in_checkout: Path) -> None:
     t = in_checkout / "league"
     marker = f"orphan-{time.time_ns()}"
@@ -59,8 +62,8 @@ def test_a_hostile_bot_in_a_real_tournament_finds_nothing(in_checkout: Path) -> 
     # submit refuses a command that names those paths (outside the bot's folder): the bot
     # finds them in a file of its own instead, and tries them all the same.
     (bot / "targets.txt").write_text("".join(f"{w}\n" for w in targets))
-    command = f"python attacker.py --strict --orphan {marker} @targets.txt --stop {os.getpid()}"
-    fails("submit", t, f"python attacker.py --read {t / 'tournament.db'}", "--dir", bot, message="outside the bot's folder")
+    command = f"{sys.executable} attacker.py --strict --orphan {marker} @targets.txt --stop {os.getpid()}"
+    fails("submit", t, f"{sys.executable} attacker.py --read {t / 'tournament.db'}", "--dir", bot, message="outside the bot's folder")
     ok("submit", t, command, "--dir", bot, "--name", "attacker")
     ok("submit", t, "greedy")
     ok("tournament", "run", t, "-j", "2")
@@ -78,29 +81,27 @@ def test_a_hostile_bot_in_a_real_tournament_finds_nothing(in_checkout: Path) -> 
     ok("replay", "--verify", t)
 
 
+@pytest.mark.slow
 def test_sigkill_to_the_runners_process_group_leaves_no_bot(tmp_path: Path) -> None:
     """What `timeout -s KILL` or a cancelled CI job does: every process of the run dies at
     once, workers included; the sandboxes die with their workers, and everything in them."""
     marker = f"orphan-{time.time_ns()}"
     t = tmp_path / "t"
     ok("tournament", "new", t, "-n", 20, "--seed", 4)
-    ok("submit", t, f"python attacker.py --orphan {marker}", "--dir", attacker_folder(tmp_path / "src"), "--name", "a")
+    ok("submit", t, f"{sys.executable} attacker.py --orphan {marker}", "--dir", attacker_folder(tmp_path / "src"), "--name", "a")
     ok("submit", t, "greedy")
     assert wait_until_none(marker) == []  # the validation match's orphan went with its sandbox
     earlier = set(host_processes_with("sample_bots.greedy"))  # not this test's to judge
     run = subprocess.Popen([*THIRTYONE, "tournament", "run", str(t), "-j", "2"], start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while len(host_processes_with(marker)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(host_processes_with(marker)) >= 4, "the bots of both workers did not start"
+        poll_until(lambda: len(host_processes_with(marker)) >= 4, timeout_s=120, while_=lambda: run.poll() is None,
+                   message="the bots of both workers did not start")  # fmt: skip
         os.killpg(run.pid, signal.SIGKILL)
         run.wait()
         assert wait_until_none(marker) == []
-        deadline = time.monotonic() + 5
-        while set(host_processes_with("sample_bots.greedy")) - earlier and time.monotonic() < deadline:
-            time.sleep(0.05)
+        with contextlib.suppress(AssertionError):
+            poll_until(lambda: not set(host_processes_with("sample_bots.greedy")) - earlier)
         assert set(host_processes_with("sample_bots.greedy")) - earlier == set()
     finally:
         for pid in host_processes_with(marker):

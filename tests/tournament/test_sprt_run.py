@@ -27,6 +27,7 @@ from referee.tournament.settings import SettingsError, SprtSettings, TournamentS
 from referee.tournament.sprt import pentanomial_llr
 from referee.tournament.sprt_run import SprtMonitor, deal_score, match_score
 from referee.tournament.store import DB_NAME, TournamentStore
+from tests.polling import poll_until
 
 from .conftest import SANDBOX, done_count, fails, flat, ok, stored_matches, wait_gone
 
@@ -209,11 +210,8 @@ def test_a_killed_test_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     with open(log, "wb") as f:
         proc = subprocess.Popen(_sprt_cmd(*QUICK, "--dir", folder, "-j", "2"), stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while _stored(folder) < 6:
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "too few matches in time"
-            time.sleep(0.05)
+        poll_until(lambda: _stored(folder) >= 6, timeout_s=120, while_=lambda: proc.poll() is None,
+                   message=lambda: f"too few matches while it ran:\n{log.read_text()}")  # fmt: skip
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:
@@ -283,6 +281,21 @@ def test_a_small_gauntlet(tmp_path: Path) -> None:
     assert standings
     with TournamentStore.open(folder, readonly=True) as store:
         assert store.settings.format == "gauntlet" and store.settings.challengers == ("threshold",)
+
+
+def test_a_short_test_stops_at_its_deal_limit(tmp_path: Path) -> None:
+    # The quick tier's whole run of the command (the slow tier's reach verdicts): two deals,
+    # both rotations each, one life per match.
+    result = ok(
+        "sprt", "greedy", "random", "--max-deals", "2", "--rule", "lives=1",
+        "--dir", tmp_path / "t", "--seed", "5", "--sandbox", SANDBOX, "--json",
+    )  # fmt: skip
+    data = _json_of(result.stdout)
+    assert data["deals"] == 2 and data["matches"] == 4 and data["finished"] is True, data
+    assert data["pentanomial"] is not None and sum(data["pentanomial"]) == 2  # type: ignore[arg-type]
+    assert sorted(r.key for r in stored_matches(tmp_path / "t")) == sorted(
+        f"greedy+random/d00{d}/r{r}" for d in range(2) for r in range(2)
+    )
 
 
 def test_bad_sprt_commands_are_refused(tmp_path: Path) -> None:

@@ -28,7 +28,6 @@ KINDS = FAULT_KINDS
 #: The bot committing each kind of fault.
 KIND_OF = {"silent": "timeout", "dies": "crash", "illegal": "illegal", "garbage": "malformed"}
 
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,6 @@ from referee.tournament.store import DB_NAME, StoreError, TournamentStore
 from .conftest import SANDBOX, fails, left_as_is, ok
 from .faulty import copy_of, entry, faulty_played
 
-pytestmark = pytest.mark.slow
-
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
@@ -182,6 +180,7 @@ def _in_read_only(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # four CLI processes in a read-only mount; the store itself read-only is quick (above)
 def test_standings_bots_and_verify_work_on_a_read_only_folder(played: Path, tmp_path: Path) -> None:
     if not _can_mount_read_only(tmp_path):
         pytest.skip("this machine cannot make a read-only bind mount in a user namespace")

@@ -114,10 +114,10 @@ def test_a_folder_bot_that_fails_to_start_names_the_users_folder(one: Path, tmp_
     (src / "lib" / "brains.py").write_text(SYNTAX_ERROR)
     with left_as_is(one):
         # Not fails(): the bot's own traceback is in the message, on purpose.
-        result = cli("submit", one, "python main.py", "--dir", src)
+        result = cli("submit", one, f"{sys.executable} main.py", "--dir", src)
     assert result.exit_code == 2, result.output
     text = flat(result.stderr)
-    assert "error: the bot could not be used: bot 'python main.py' exited with code 1 before it was ready" in text
+    assert f"error: the bot could not be used: bot '{sys.executable} main.py' exited with code 1 before it was ready" in text
     assert f'File "{src / "main.py"}", line 1' in text
     assert f'File "{src / "lib" / "brains.py"}", line 3' in text
     assert "submit-" not in text and str(one) not in text
@@ -174,12 +174,15 @@ def test_a_bot_that_outlives_sigterm_is_accepted_as_a_match_would_cope(open_air:
 NONCOMPLIANT = Path(__file__).resolve().parents[1] / "referee" / "bots" / "noncompliant.py"
 
 
+#: The clock of the lateness tests: room for an honest answer on a busy machine (500 ms and
+#: a 500 ms bank), and far below the late bots' sleeps (1.5 s and 3 s).
+CLOCK = TimeControl(budget_ms=500, bank_ms=500, grace_ms=100)
+
+
 def _clocked(tmp_path: Path) -> Path:
-    """A tournament on a short clock (100 ms + 100 ms bank), its bots unsandboxed."""
+    """A tournament on :data:`CLOCK`, its bots unsandboxed."""
     folder = tmp_path / "clocked"
-    settings = TournamentSettings(
-        table_size=2, games=1, seed=1, sandbox="off", time_control=TimeControl(budget_ms=100, bank_ms=100, grace_ms=50)
-    )
+    settings = TournamentSettings(table_size=2, games=1, seed=1, sandbox="off", time_control=CLOCK)
     with TournamentStore.create(folder, settings) as store:
         store.add_bot(entry("random", "sample", "random"))
     return folder
@@ -189,7 +192,7 @@ def test_one_late_answer_does_not_refuse_a_bot(tmp_path: Path) -> None:
     """A bot late once (it warms up on its first decision) would not forfeit in the tournament,
     so submit takes it; check-bot still reports the late answer."""
     folder = _clocked(tmp_path)
-    command = f"{sys.executable} {NONCOMPLIANT} --mode warm_up --sleep-ms 300"
+    command = f"{sys.executable} {NONCOMPLIANT} --mode warm_up --sleep-ms 1500"
     ok("submit", folder, command, "--name", "warmup")
     checked = cli("check-bot", command, "--sandbox", "off", "--budget-ms", "100", "--bank-ms", "0", "--grace-ms", "50")
     assert checked.exit_code == 1 and "no answer within" in flat(checked.stdout)
@@ -203,7 +206,7 @@ def test_a_bot_late_at_every_decision_is_refused(tmp_path: Path) -> None:
         SDK_BOT.replace('name = "plain"', 'name = "slowpoke"').replace(
             "    def act(self, view: sdk.View) -> sdk.Action:\n",
             # Every position of the check is in round 1: from round 2 on, late at every decision.
-            "    def act(self, view: sdk.View) -> sdk.Action:\n        import time\n        if view.round_no >= 2:\n            time.sleep(0.4)\n",
+            "    def act(self, view: sdk.View) -> sdk.Action:\n        import time\n        if view.round_no >= 2:\n            time.sleep(3)\n",
         )
     )
     with left_as_is(folder):

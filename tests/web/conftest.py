@@ -25,6 +25,7 @@ from referee.tournament.settings import TournamentSettings
 from referee.web.data import Source
 from referee.web.server import ViewerServer
 from tests.replay.fixtures import write_all
+from tests.shared import built_once
 from tests.tournament.conftest import SANDBOX
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -136,18 +137,22 @@ print(result.stdout)
 
 @pytest.fixture(scope="session")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
-    """The sample bots' tournament, played once per session with real bot processes."""
-    folder = tmp_path_factory.mktemp("web") / "t"
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", _PLAY, str(folder)], capture_output=True, text=True, timeout=300, cwd=root)
-    assert done.returncode == 0, done.stderr
-    return Played(folder, json.loads(done.stdout))
+    """The sample bots' tournament, played once for the whole run with real bot processes."""
+
+    def play(root: Path) -> Played:
+        folder = root / "t"
+        repo = Path(__file__).resolve().parents[2]
+        done = subprocess.run([sys.executable, "-c", _PLAY, str(folder)], capture_output=True, text=True, timeout=600, cwd=repo)
+        assert done.returncode == 0, done.stderr
+        return Played(folder, json.loads(done.stdout))
+
+    return built_once(tmp_path_factory, "web", play)
 
 
 @pytest.fixture(scope="session")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The replay tests' fixture logs (standard, specials, long, pagat and the variants') in one folder."""
-    return write_all(tmp_path_factory.mktemp("web-logs"), variants=True)
+    return built_once(tmp_path_factory, "logs", lambda folder: write_all(folder, variants=True))
 
 
 @pytest.fixture

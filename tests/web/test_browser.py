@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.cli.standings_view import standings_json
 from referee.game import Card
 from referee.log import read_log
@@ -24,8 +26,14 @@ from referee.replay.model import (
 from referee.tournament.store import DB_NAME
 from referee.web.data import Source
 from referee.web.server import export_site
+from tests.polling import poll_until
 from tests.tournament.conftest import cli, copy_tournament
 from tests.web.conftest import Played, shot
+
+# The browser is a module fixture: its tests share one test process, to start it once.
+pytestmark = pytest.mark.xdist_group("test_browser")
+# The replay viewer's test is the quick tier's smoke test of the browser (the page loads,
+# draws a table and steps through a match); the others are in the slow tier.
 
 #: Reads what the page shows: every seat's hand area, and every card anywhere on the page.
 _READ = """() => {
@@ -79,6 +87,7 @@ def _visible(hands: dict[str, list[str]]) -> dict[str, list[str]]:
 # ---------------------------------------------------------------- standings
 
 
+@pytest.mark.slow
 def test_the_standings_page_shows_every_bot_with_the_numbers_of_standings_json(page: Any, serve: Any, played: Played) -> None:
     pg, _ = page
     pg.goto(serve(played.folder))
@@ -113,6 +122,7 @@ def test_the_standings_page_shows_every_bot_with_the_numbers_of_standings_json(p
     shot(pg, "standings")
 
 
+@pytest.mark.slow
 def test_the_standings_follow_a_run_as_it_commits_matches(page: Any, serve: Any, played: Played, tmp_path: Path) -> None:
     folder = copy_tournament(played.folder, tmp_path / "t")
     db = folder / DB_NAME
@@ -135,6 +145,7 @@ def test_the_standings_follow_a_run_as_it_commits_matches(page: Any, serve: Any,
 # ---------------------------------------------------------------- the match list
 
 
+@pytest.mark.slow
 def test_the_match_list_filters_sorts_and_links_to_replays(page: Any, serve: Any, played: Played) -> None:
     pg, _ = page
     pg.goto(serve(played.folder) + "#/matches")
@@ -211,9 +222,8 @@ def test_the_replay_viewer_shows_the_hands_and_steps_by_decision_and_by_round(pa
     assert pg.evaluate(_READ) == shown
     # play runs on by itself; pause stops it
     pg.click("#play")
-    deadline = time.monotonic() + 5
-    while pg.inner_text("#step-info").startswith(f"step {nxt_deal + 3} ") and time.monotonic() < deadline:
-        time.sleep(0.1)
+    poll_until(lambda: not pg.inner_text("#step-info").startswith(f"step {nxt_deal + 3} "), interval_s=0.1,
+               message="play did not step on by itself")  # fmt: skip
     pg.click("#play")
     assert not pg.inner_text("#step-info").startswith(f"step {nxt_deal + 3} ")
     # the end: the showdown and the result
@@ -230,6 +240,7 @@ def test_the_replay_viewer_shows_the_hands_and_steps_by_decision_and_by_round(pa
     shot(pg, "replay-showdown")
 
 
+@pytest.mark.slow
 def test_a_seats_view_never_shows_another_seats_hand_before_a_showdown(page: Any, serve: Any, logs: dict[str, Path]) -> None:
     pg, _ = page
     base = serve(logs["specials"].parent)
@@ -256,6 +267,7 @@ def test_a_seats_view_never_shows_another_seats_hand_before_a_showdown(page: Any
     assert walked > 200
 
 
+@pytest.mark.slow
 def test_faults_and_thinking_times_are_shown_where_they_happened(page: Any, serve: Any, logs: dict[str, Path]) -> None:
     steps = build_replay(read_log(logs["specials"])).steps
     pg, _ = page
@@ -299,6 +311,7 @@ def _offline(pg: Any) -> list[str]:
     return refused
 
 
+@pytest.mark.slow
 def test_the_exported_site_works_from_disk_with_networking_off(page: Any, played: Played, tmp_path: Path) -> None:
     out = tmp_path / "site"
     n = export_site(Source(played.folder, standings_json), out)
@@ -323,6 +336,7 @@ def test_the_exported_site_works_from_disk_with_networking_off(page: Any, played
     assert con.requests and all(u.startswith(("file://", "data:")) for u in con.requests), con.requests
 
 
+@pytest.mark.slow
 def test_replay_html_is_one_file_that_works_offline(page: Any, logs: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "match.html"
     result = cli("replay", logs["specials"], "--html", out)
@@ -347,6 +361,7 @@ def test_replay_html_is_one_file_that_works_offline(page: Any, logs: dict[str, P
     shot(pg, "replay-html")
 
 
+@pytest.mark.slow
 def test_a_step_kind_the_page_does_not_know_is_shown_as_its_text(page: Any, logs: dict[str, Path], tmp_path: Path) -> None:
     from referee.log import Position
     from referee.web.data import replay_views
@@ -386,6 +401,7 @@ _READ_VARIANT = """() => {
 }"""
 
 
+@pytest.mark.slow
 def test_a_bicycle_match_draws_the_widow_chips_and_pot_and_a_seat_sees_only_its_own(page: Any, serve: Any, logs: dict[str, Path]) -> None:
     pg, _ = page
     base = serve(logs["bicycle"].parent)
@@ -438,6 +454,7 @@ def test_a_bicycle_match_draws_the_widow_chips_and_pot_and_a_seat_sees_only_its_
     shot(pg, "replay-bicycle-result")
 
 
+@pytest.mark.slow
 def test_a_seat_never_sees_the_face_down_dummy(page: Any, serve: Any, logs: dict[str, Path]) -> None:
     pg, _ = page
     base = serve(logs["dummy"].parent)

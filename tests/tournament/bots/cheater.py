@@ -13,6 +13,11 @@ To find the log it searches everything it can see, once per match (``on_match_st
    on their command lines, ``$TMPDIR``, ``/tmp``, ``$HOME``;
 4. once per process, the whole file system it can see (not ``/proc``, ``/sys``, ``/dev``).
 
+With ``--search-root DIR`` steps 2 to 4 stay inside ``DIR`` (its whole tree instead of the
+whole file system): unsandboxed, the test gives it the tournaments' own folder, so that what
+other programs leave in ``/tmp`` or elsewhere on the machine plays no part. A file it cannot
+read as a log is skipped, whatever is wrong with it.
+
 A log is its match's when the header's match id is its match id. At each decision it re-reads
 that file and re-plays it through the game model (:func:`referee.log.walk_log`), waiting a
 little for the referee to flush the last lines, and uses the result only if it agrees with
@@ -21,7 +26,7 @@ what the referee shows it (hand, discard pile, stock size, round, turn).
 ``--honest`` turns the search off: it then plays exactly like ``threshold``.
 Each match prints one line to stderr: ``CHEATER found=<path or none>``.
 
-Run it as ``python tests/tournament/bots/cheater.py [--honest]`` (an SDK bot: ``--address``
+Run it as ``python tests/tournament/bots/cheater.py [--honest] [--search-root DIR]`` (an SDK bot: ``--address``
 etc. as for every SDK bot).
 """
 
@@ -56,6 +61,8 @@ CATCH_UP_S = 0.08
 _headers: dict[str, str] = {}
 _log_roots: list[str] = []
 _walked_root = False
+#: Set by ``--search-root``: the one folder searched (besides the ancestors' open files).
+_search_root: str | None = None
 
 
 # ---------------------------------------------------------------- finding the log
@@ -134,7 +141,14 @@ def _likely_roots() -> list[str]:
             if word.startswith("/") and os.path.isdir(word) and word != "/":
                 roots.append(word)
     roots += [os.environ.get("TMPDIR", ""), "/tmp", os.environ.get("HOME", "")]
-    return [r for r in dict.fromkeys(os.path.realpath(r) for r in roots if r) if r != "/"]
+    found = [r for r in dict.fromkeys(os.path.realpath(r) for r in roots if r) if r != "/"]
+    if _search_root is not None:
+        found = [r for r in found if _inside(r, _search_root)]
+    return found
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _walk(root: str, deadline: float, seen: set[str]) -> Iterator[str]:
@@ -183,14 +197,22 @@ def find_log(match_id: str, budget_s: float, *, whole_disk: bool) -> str | None:
             return None
         return path
 
+    def readable(path: str) -> str | None:
+        # Any file may end in .jsonl: one that is no log (or a broken one) is not ours.
+        try:
+            return consider(path)
+        except Exception:
+            return None
+
     for path in _open_logs():
-        if consider(path):
+        if readable(path):
             return path
     seen: set[str] = set()
-    roots = _likely_roots() + (["/"] if whole_disk else [])
+    everything = _search_root if _search_root is not None else "/"
+    roots = _likely_roots() + ([everything] if whole_disk else [])
     for root in roots:
         for path in _walk(root, deadline, seen):
-            if consider(path):
+            if readable(path):
                 return path
     return finished
 
@@ -251,6 +273,8 @@ def read_truth(path: str, view: sdk.View, wait_s: float) -> Truth | None:
             return s.truth
         except (LogError, OSError, ValueError):
             walk = None
+        except Exception:
+            return None  # not a log the model can walk: no knowledge from it
         if walk is not None and walk.match is not None and _same_point(walk.match, view):
             m = walk.match
             return Truth(tuple(tuple(h) for h in m.hands), tuple(m.stock))
@@ -341,11 +365,16 @@ class CheaterBot(ThresholdBot):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Serve the bot; ``--honest`` makes it play like ``threshold`` without searching."""
+    """Serve the bot; ``--honest`` makes it play like ``threshold`` without searching, and
+    ``--search-root DIR`` keeps its search inside ``DIR``."""
+    global _search_root
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--honest", action="store_true")
+    parser.add_argument("--search-root")
     args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     CheaterBot.honest = args.honest
+    if args.search_root:
+        _search_root = os.path.realpath(args.search_root)
     sdk.run(CheaterBot, argv=rest)
 
 
