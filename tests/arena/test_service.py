@@ -31,7 +31,8 @@ LIMITS = {
 
 
 #: The module's server is shared, and the first test waits for it to start (on a busy machine).
-pytestmark = pytest.mark.timeout(900)
+# One server for the module: its tests stay in one worker (--dist loadgroup).
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("test_arena_service")]
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,8 @@ PASSWORD = "a long enough password"
 #: Markup that would run or add an element if a page put a user's text in as HTML.
 MARKUP = '<img src=x id=injected onerror="window.pwned=1"><script>window.pwned=1</script>'
 
-pytestmark = pytest.mark.timeout(900)
+# One server for the module: its tests stay in one worker (--dist loadgroup).
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("test_arena_pages")]
 
 
 @dataclass

@@ -46,6 +46,9 @@ with TournamentStore.open(folder) as store:
     print(next(r.seed for r in store.matches() if r.key == {R0!r}))
 """
 
+# One tournament for the module: its tests stay in one worker (--dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_held_back")
+
 
 @pytest.fixture(scope="module")
 def partial(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
