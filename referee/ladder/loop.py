@@ -14,7 +14,8 @@ beside the web service, and stops it with SIGTERM. It is the only writer of resu
   played. Each result is committed with the live ratings it moves, in one transaction,
   with SIGINT and SIGTERM held back for those milliseconds; a match killed in flight
   stays pending and is played again from the same seed after a restart, never counted twice;
-- a **refit** thread recomputes the official ratings now and then.
+- a **refit** thread recomputes the official ratings now and then, and a **board** thread
+  keeps the leaderboard's JSON built for the service (:mod:`referee.ladder.board`).
 
 With ``--ray ADDRESS`` the matches go to the Ray executor instead, a few tables at a time.
 """
@@ -34,10 +35,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.faults import BotError
-from referee.ladder import fairness, ratings
+from referee.ladder import board, fairness, ratings
 from referee.ladder.errors import ArenaError
 from referee.ladder.scheduler import Candidate, choose_table
 from referee.ladder.settings import ArenaSettings, load
@@ -47,6 +48,7 @@ from referee.tournament.runner import (
     BotLaunch,
     LocalPool,
     MatchTask,
+    RunError,
     TaskResult,
     log_name,
     output_dir_of,
@@ -61,11 +63,16 @@ from referee.tournament.submit import (
     validate,
 )
 
+if TYPE_CHECKING:
+    from referee.tournament.ray_executor import RayExecutor
+
 LOCK_NAME = "ladder.lock"
 #: Times the infrastructure may fail one match (over runs) before it is given up as void.
 MAX_MATCH_FAILURES = 3
 #: Seconds an idle ladder waits before looking for work again.
 IDLE_S = 0.5
+#: Seconds between looks at whether the kept leaderboard needs building again.
+BOARD_EVERY_S = 1.0
 #: Tables handed to a batch executor (Ray) at a time.
 RAY_BATCH_TABLES = 8
 
@@ -131,6 +138,8 @@ class Ladder:
         self._versions: dict[int, Version] = {}
         #: Each version's failures to start in a row (by label), in this run.
         self._start_failures: dict[str, int] = {}
+        #: The Ray executor, connected for the whole run (with ``ray_address``).
+        self._ray: RayExecutor | None = None
 
     # ------------------------------------------------------------- the run
 
@@ -146,22 +155,40 @@ class Ladder:
                 threads = [
                     threading.Thread(target=self._guard, args=(self._validate_forever,), name="validation", daemon=True),
                     threading.Thread(target=self._guard, args=(self._refit_forever,), name="refit", daemon=True),
+                    threading.Thread(target=self._guard, args=(self._board_forever,), name="board", daemon=True),
                 ]
                 for t in threads:
                     t.start()
-                while not self.stopping.is_set():
-                    if not self._has_work(store):
-                        self.stopping.wait(IDLE_S)
-                        continue
-                    try:
-                        self._play(store)
-                    except (ArenaError, OSError) as e:
-                        _say(f"the ladder hit a problem and carries on in a moment: {e}")
-                        self.stopping.wait(2.0)
+                with contextlib.ExitStack() as stack:
+                    if self.ray_address is not None:
+                        stack.enter_context(self._ray_session())
+                    self._play_forever(store)
             finally:
                 self.stopping.set()
                 store.close()
                 shutil.rmtree(tmp_root_of(self.folder), ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _ray_session(self) -> Iterator[None]:
+        # One connection (one local Ray instance) for the ladder's life: each batch of tables
+        # reuses it, rather than starting and stopping Ray for every few tables.
+        from referee.tournament.ray_executor import RayExecutor
+
+        assert self.ray_address is not None
+        self._ray = RayExecutor(self.ray_address, self.jobs)
+        with self._ray.connected(object_bytes=self.settings.max_unpacked_bytes):
+            yield
+
+    def _play_forever(self, store: ArenaStore) -> None:
+        while not self.stopping.is_set():
+            if not self._has_work(store):
+                self.stopping.wait(IDLE_S)
+                continue
+            try:
+                self._play(store)
+            except (ArenaError, RunError, OSError) as e:
+                _say(f"the ladder hit a problem and carries on in a moment: {e}")
+                self.stopping.wait(2.0)
 
     def _clean(self) -> None:
         running = self.folder / "running"
@@ -190,15 +217,13 @@ class Ladder:
     def _play(self, store: ArenaStore) -> None:
         self._sent.clear()
         feed = self._feed(store)
-        if self.ray_address is not None:
-            from referee.tournament.ray_executor import RayExecutor
-
+        if self._ray is not None:
             batch = []
             for t in feed:
                 batch.append(t)
                 if len(batch) >= RAY_BATCH_TABLES * self.settings.play.table_size:
                     break
-            results = RayExecutor(self.ray_address, self.jobs).run(batch)
+            results = self._ray.run(batch)
         else:
             results = LocalPool(self.jobs).run(feed)
         try:
@@ -353,6 +378,18 @@ class Ladder:
             store.close()
 
 
+    def _board_forever(self) -> None:
+        # The leaderboard kept built (referee.ladder.board): rebuilt when it changed, at most
+        # every BOARD_EVERY_S, so a busy ladder spends a few milliseconds a second on it.
+        store = ArenaStore.open(self.folder, settings=self.settings)
+        try:
+            while not self.stopping.is_set():
+                board.refresh(store)
+                self.stopping.wait(BOARD_EVERY_S)
+        finally:
+            store.close()
+
+
 def _say(text: str) -> None:
     print(f"ladder: {text}", file=sys.stderr, flush=True)
 
@@ -380,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         Ladder(args.folder, args.jobs, args.ray).run()
     except Stopped:
         return 0
-    except ArenaError as e:
+    except (ArenaError, RunError) as e:
         _say(str(e))
         return 1
     return 0
