@@ -136,8 +136,6 @@ class Ladder:
         #: Keys handed to the executor and not finished yet.
         self._sent: set[str] = set()
         self._versions: dict[int, Version] = {}
-        #: Each version's failures to start in a row (by label), in this run.
-        self._start_failures: dict[str, int] = {}
         #: The Ray executor, connected for the whole run (with ``ray_address``).
         self._ray: RayExecutor | None = None
 
@@ -297,14 +295,18 @@ class Ladder:
 
     def _note_starts(self, store: ArenaStore, r: TaskResult) -> None:
         """A version that fails to start this many times in a row is disqualified (it forfeits
-        its seats meanwhile), as a tournament's bot is."""
-        for label in r.started:
-            self._start_failures.pop(label, None)
+        its seats meanwhile), as a tournament's bot is. The counts are the store's: a
+        restart of the ladder does not forgive them."""
         by_label = {v.label: v for v in self._versions.values()}
+        started = [by_label[label].id for label in r.started if label in by_label]
+        failed = [by_label[label].id for label in r.start_failures if label in by_label]
+        counts = store.note_starts(started, failed)
         for label, why in r.start_failures.items():
-            n = self._start_failures[label] = self._start_failures.get(label, 0) + 1
             v = by_label.get(label)
-            if v is not None and n >= self.settings.play.max_start_failures:
+            if v is None:
+                continue
+            n = counts[v.id]
+            if n >= self.settings.play.max_start_failures:
                 first = why.splitlines()[0] if why else "no reason given"
                 store.set_status(v.id, "disqualified", f"failed to start {n} times in a row (last: {first})")
                 _say(f"version {label} disqualified: it failed to start {n} times in a row")

@@ -564,6 +564,15 @@ class ArenaStore:
                         (now(), old),
                     )
 
+    def note_starts(self, started: Sequence[int], failed: Sequence[int]) -> dict[int, int]:
+        """Count a match's launches: a version that started has no failures in a row; one
+        that failed one more. Kept in the store, so a restart of the ladder forgets nothing.
+        Returns the failed versions' counts."""
+        with self.tx() as c:
+            c.executemany("UPDATE versions SET start_failures = 0 WHERE id = ?", [(v,) for v in started])
+            c.executemany("UPDATE versions SET start_failures = start_failures + 1 WHERE id = ?", [(v,) for v in failed])
+            return {v: int(c.execute("SELECT start_failures FROM versions WHERE id = ?", (v,)).fetchone()[0]) for v in failed}
+
     def claim_queued(self) -> Version | None:
         """The oldest queued version, now marked validating (None if the queue is empty)."""
         with self.tx() as c:
