@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.bots.compliance import CheckResult, result_text
 from referee.faults import BotError
 from referee.ladder import board, fairness, ratings
 from referee.ladder.errors import ArenaError
@@ -343,28 +344,47 @@ class Ladder:
                     self.stopping.wait(IDLE_S)
                     continue
                 try:
-                    status, reason, identity = self.validate_version(v)
+                    status, reason, identity, report = self.validate_version(v)
                 except Exception as e:  # the arena's own failure: said, never left 'validating'
                     status, reason, identity = "rejected", f"the arena could not validate it ({type(e).__name__}: {e}); upload it again", None
-                store.set_status(v.id, status, reason, identity=identity)
+                    report = reason
+                store.set_status(v.id, status, reason, identity=identity, report=report)
                 _say(f"version {v.label} (#{v.id}): {status}" + (f": {reason.splitlines()[0]}" if reason else ""))
         finally:
             store.close()
 
-    def validate_version(self, v: Version) -> tuple[str, str, tuple[str, str, str] | None]:
-        """Check a version as ``submit`` checks a bot: (status, reason, bot identity)."""
+    def validate_version(self, v: Version) -> tuple[str, str, tuple[str, str, str] | None, str]:
+        """Check a version as ``submit`` checks a bot: (status, reason, bot identity, report).
+
+        The report is ``check-bot``'s, step by step, then the validation match's line, as
+        plain text (:func:`~referee.bots.compliance.result_text`), with the arena's paths
+        shown as the upload's name.
+        """
         files = (self.folder / v.files).resolve()
         play = self.settings.play
         shown = {files: Path(f"<{v.source}>")}
+        results: list[CheckResult] = []
+        match = "validation match against the random bot"
+
+        def report(last: str = "") -> str:
+            lines = [result_text(r) for r in results]
+            if last:
+                lines.append(last)
+            return unstage("\n".join(lines), shown)
+
         try:
             check_unchanged(files, v.sha256, name=v.label)
             sandbox = play.sandbox_config(self.folder)
             spec = folder_spec(f"{v.label}={v.command}", files)
-            check_compliance(spec, play, sandbox)
-            identity = validate(spec, str(files), play, sandbox)
+            check_compliance(spec, play, sandbox, on_result=results.append)
         except (SubmissionError, BotError, BotFilesError) as e:
-            return "rejected", unstage(str(e), shown), None
-        return "active", "", identity
+            return "rejected", unstage(str(e), shown), None, report(result_text(CheckResult("match", match, "not run", "not run: the checks above failed")))
+        try:
+            identity = validate(spec, str(files), play, sandbox)
+        except (SubmissionError, BotError) as e:
+            why = unstage(str(e), shown)
+            return "rejected", why, None, report(result_text(CheckResult("match", match, "fail", why)))
+        return "active", "", identity, report(result_text(CheckResult("match", match, "pass", "no fault")))
 
     def _refit_forever(self) -> None:
         store = ArenaStore.open(self.folder, settings=self.settings)

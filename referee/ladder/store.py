@@ -156,6 +156,8 @@ class Version:
     matches: int
     wins: int
     tables: int
+    #: The validation's report, each step pass or fail, as ``check-bot`` prints it (its owner's).
+    report: str = ""
 
     @property
     def label(self) -> str:
@@ -198,7 +200,7 @@ class Official:
 _VERSION_COLUMNS = (
     "v.id, b.name, v.number, b.user_id, u.name, v.status, v.reason, v.command, v.files, v.sha256, v.n_files, "
     "v.size, v.source, v.bot_name, v.bot_version, v.author, v.uploaded_at, v.status_at, v.mu, v.sigma, "
-    "v.matches, v.wins, v.tables"
+    "v.matches, v.wins, v.tables, v.report"
 )
 _VERSION_FROM = "versions v JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id"
 _MATCH_COLUMNS = (
@@ -541,7 +543,9 @@ class ArenaStore:
             c.execute("UPDATE versions SET files = ? WHERE id = ?", (place(vid), vid))
         return self.version(vid)
 
-    def set_status(self, version_id: int, status: str, reason: str = "", *, identity: tuple[str, str, str] | None = None) -> None:
+    def set_status(
+        self, version_id: int, status: str, reason: str = "", *, identity: tuple[str, str, str] | None = None, report: str | None = None
+    ) -> None:
         """Move a version to ``status`` (with the reason, for a rejection or disqualification).
 
         A version that becomes active retires its bot's active versions beyond the newest
@@ -551,6 +555,8 @@ class ArenaStore:
         with self.tx() as c:
             c.execute("UPDATE versions SET status = ?, reason = ?, status_at = ? WHERE id = ?", (status, reason, now(), version_id))
             c.execute(BUMP_BOARD, (BOARD_GEN,))
+            if report is not None:
+                c.execute("UPDATE versions SET report = ? WHERE id = ?", (report, version_id))
             if identity is not None:
                 c.execute("UPDATE versions SET bot_name = ?, bot_version = ?, author = ? WHERE id = ?", (*identity, version_id))
             if status == "active":

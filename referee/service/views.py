@@ -27,8 +27,9 @@ def version_public(v: Version) -> dict[str, Any]:
 
 
 def version_private(v: Version) -> dict[str, Any]:
-    """What a version's owner sees: also why it was refused and what was uploaded."""
-    return {**version_public(v), "reason": v.reason, "status_at": v.status_at, "source": v.source,
+    """What a version's owner sees: also why it was refused, the validation's report (each
+    step, pass or fail, as ``check-bot`` prints it) and what was uploaded."""
+    return {**version_public(v), "reason": v.reason, "report": v.report, "status_at": v.status_at, "source": v.source,
             "command": v.command, "files": v.n_files, "size": v.size}
 
 

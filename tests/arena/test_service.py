@@ -8,6 +8,7 @@ are tried, and the walk of the routes waits for the ladder's first match.
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 import signal
@@ -15,6 +16,7 @@ import tarfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -246,3 +248,22 @@ def test_every_route_with_every_kind_of_caller(arena: Arena) -> None:
                 seen.add((method, route.path))
     assert arena.api("POST", "/api/v1/admin/ladder/resume", headers=headers["admin"]).status_code == 200
     assert len(seen) == sum(len(r.methods - {"HEAD"}) for r in routes)
+
+
+def test_the_validation_report_is_check_bots_steps_and_its_owners_alone(arena: Arena) -> None:
+    def settled(user: str, label: str) -> dict[str, Any] | None:
+        v = next(v for v in arena.api("GET", "/api/v1/versions", user).json() if v["label"] == label)
+        return v if v["status"] in ("active", "rejected") else None
+
+    junk = poll_until("the broken version's validation", lambda: settled("alice", "junk.v1"), timeout_s=300)
+    assert junk["status"] == "rejected"
+    # Each step, pass or fail, as check-bot prints it; the match did not run after a failed check.
+    assert junk["report"].splitlines()[0].startswith("FAIL  "), junk["report"]
+    assert "----  validation match against the random bot" in junk["report"]
+    assert str(arena.folder) not in junk["report"]
+    good = poll_until("the good version's validation", lambda: settled("alice", "greedy.v1"), timeout_s=300)
+    lines = good["report"].splitlines()
+    assert lines and all(ln.startswith(("PASS  ", "SKIP  ", " ")) for ln in lines), good["report"]
+    assert lines[-1].startswith("PASS  validation match against the random bot")
+    # Public pages never carry it.
+    assert "report" not in json.dumps(arena.api("GET", "/api/v1/bots/junk").json())
