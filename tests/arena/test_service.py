@@ -255,7 +255,10 @@ def test_the_validation_report_is_check_bots_steps_and_its_owners_alone(arena: A
         v = next(v for v in arena.api("GET", "/api/v1/versions", user).json() if v["label"] == label)
         return v if v["status"] in ("active", "rejected") else None
 
-    junk = poll_until("the broken version's validation", lambda: settled("alice", "junk.v1"), timeout_s=300)
+    # A broken version of its own (the walk above may withdraw alice's junk before it is checked).
+    r = arena.api("POST", "/api/v1/versions", "carol", params={"filename": "broken.py"}, content=b"raise SystemExit(3)\n")
+    assert r.status_code == 201, r.text
+    junk = poll_until("the broken version's validation", lambda: settled("carol", "broken.v1"), timeout_s=300)
     assert junk["status"] == "rejected"
     # Each step, pass or fail, as check-bot prints it; the match did not run after a failed check.
     assert junk["report"].splitlines()[0].startswith("FAIL  "), junk["report"]
@@ -266,4 +269,4 @@ def test_the_validation_report_is_check_bots_steps_and_its_owners_alone(arena: A
     assert lines and all(ln.startswith(("PASS  ", "SKIP  ", " ")) for ln in lines), good["report"]
     assert lines[-1].startswith("PASS  validation match against the random bot")
     # Public pages never carry it.
-    assert "report" not in json.dumps(arena.api("GET", "/api/v1/bots/junk").json())
+    assert "report" not in json.dumps(arena.api("GET", "/api/v1/bots/broken").json())
