@@ -135,6 +135,21 @@ class CheckResult:
         }
 
 
+#: How each status is labelled where results are printed (``check-bot``, an arena's report).
+STATUS_LABELS: dict[str, str] = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "not run": "----"}
+#: The width of the titles' column (the longest title of the standard checks).
+TITLE_WIDTH = 42
+
+
+def result_text(result: CheckResult) -> str:
+    """One check as plain text, as ``check-bot`` prints it: ``PASS  decision: turn start  ...``;
+    a reason of several lines (a bot's last output) continues indented."""
+    first, *more = result.reason.splitlines() or [""]
+    lines = [f"{STATUS_LABELS[result.status]}  {result.title:<{TITLE_WIDTH}}  {first}".rstrip()]
+    lines += [" " * (TITLE_WIDTH + 8) + extra for extra in more]
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True, slots=True)
 class ComplianceReport:
     """Every check's result for one bot, in order."""

@@ -17,6 +17,8 @@ from rich.text import Text
 from referee.bots import LocalLauncher, parse_bot_spec
 from referee.bots.compliance import (
     DECISION_CASES,
+    STATUS_LABELS,
+    TITLE_WIDTH,
     CheckResult,
     ComplianceReport,
     cases_for,
@@ -49,17 +51,12 @@ from referee.timecontrol import TimeControl
 
 _DEFAULT_TC = TimeControl()
 _DEFAULT_LIMITS = BotLimits()
-#: The width of the titles' column (the longest title of the standard checks).
-TITLE_WIDTH = 42
 #: Lines of the bot's own output shown after a failed check.
 LAST_LINES = 10
 
-_LABELS = {
-    "pass": ("PASS", "bold green"),
-    "fail": ("FAIL", "bold red"),
-    "skipped": ("SKIP", "yellow"),
-    "not run": ("----", "dim"),
-}
+_STYLES = {"pass": "bold green", "fail": "bold red", "skipped": "yellow", "not run": "dim"}
+#: Each status's label (the plain text's, :func:`~referee.bots.compliance.result_text`) and style.
+_LABELS = {s: (STATUS_LABELS[s], style) for s, style in _STYLES.items()}
 
 
 def result_line(result: CheckResult) -> Text:

@@ -14,7 +14,8 @@ beside the web service, and stops it with SIGTERM. It is the only writer of resu
   played. Each result is committed with the live ratings it moves, in one transaction,
   with SIGINT and SIGTERM held back for those milliseconds; a match killed in flight
   stays pending and is played again from the same seed after a restart, never counted twice;
-- a **refit** thread recomputes the official ratings now and then.
+- a **refit** thread recomputes the official ratings now and then, and a **board** thread
+  keeps the leaderboard's JSON built for the service (:mod:`referee.ladder.board`).
 
 With ``--ray ADDRESS`` the matches go to the Ray executor instead, a few tables at a time.
 """
@@ -34,10 +35,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from referee.bots.compliance import CheckResult, result_text
 from referee.faults import BotError
-from referee.ladder import fairness, ratings
+from referee.ladder import board, fairness, ratings
 from referee.ladder.errors import ArenaError
 from referee.ladder.scheduler import Candidate, choose_table
 from referee.ladder.settings import ArenaSettings, load
@@ -47,6 +49,7 @@ from referee.tournament.runner import (
     BotLaunch,
     LocalPool,
     MatchTask,
+    RunError,
     TaskResult,
     log_name,
     output_dir_of,
@@ -61,11 +64,16 @@ from referee.tournament.submit import (
     validate,
 )
 
+if TYPE_CHECKING:
+    from referee.tournament.ray_executor import RayExecutor
+
 LOCK_NAME = "ladder.lock"
 #: Times the infrastructure may fail one match (over runs) before it is given up as void.
 MAX_MATCH_FAILURES = 3
 #: Seconds an idle ladder waits before looking for work again.
 IDLE_S = 0.5
+#: Seconds between looks at whether the kept leaderboard needs building again.
+BOARD_EVERY_S = 1.0
 #: Tables handed to a batch executor (Ray) at a time.
 RAY_BATCH_TABLES = 8
 
@@ -129,8 +137,8 @@ class Ladder:
         #: Keys handed to the executor and not finished yet.
         self._sent: set[str] = set()
         self._versions: dict[int, Version] = {}
-        #: Each version's failures to start in a row (by label), in this run.
-        self._start_failures: dict[str, int] = {}
+        #: The Ray executor, connected for the whole run (with ``ray_address``).
+        self._ray: RayExecutor | None = None
 
     # ------------------------------------------------------------- the run
 
@@ -146,22 +154,40 @@ class Ladder:
                 threads = [
                     threading.Thread(target=self._guard, args=(self._validate_forever,), name="validation", daemon=True),
                     threading.Thread(target=self._guard, args=(self._refit_forever,), name="refit", daemon=True),
+                    threading.Thread(target=self._guard, args=(self._board_forever,), name="board", daemon=True),
                 ]
                 for t in threads:
                     t.start()
-                while not self.stopping.is_set():
-                    if not self._has_work(store):
-                        self.stopping.wait(IDLE_S)
-                        continue
-                    try:
-                        self._play(store)
-                    except (ArenaError, OSError) as e:
-                        _say(f"the ladder hit a problem and carries on in a moment: {e}")
-                        self.stopping.wait(2.0)
+                with contextlib.ExitStack() as stack:
+                    if self.ray_address is not None:
+                        stack.enter_context(self._ray_session())
+                    self._play_forever(store)
             finally:
                 self.stopping.set()
                 store.close()
                 shutil.rmtree(tmp_root_of(self.folder), ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _ray_session(self) -> Iterator[None]:
+        # One connection (one local Ray instance) for the ladder's life: each batch of tables
+        # reuses it, rather than starting and stopping Ray for every few tables.
+        from referee.tournament.ray_executor import RayExecutor
+
+        assert self.ray_address is not None
+        self._ray = RayExecutor(self.ray_address, self.jobs)
+        with self._ray.connected(object_bytes=self.settings.max_unpacked_bytes):
+            yield
+
+    def _play_forever(self, store: ArenaStore) -> None:
+        while not self.stopping.is_set():
+            if not self._has_work(store):
+                self.stopping.wait(IDLE_S)
+                continue
+            try:
+                self._play(store)
+            except (ArenaError, RunError, OSError) as e:
+                _say(f"the ladder hit a problem and carries on in a moment: {e}")
+                self.stopping.wait(2.0)
 
     def _clean(self) -> None:
         running = self.folder / "running"
@@ -190,15 +216,13 @@ class Ladder:
     def _play(self, store: ArenaStore) -> None:
         self._sent.clear()
         feed = self._feed(store)
-        if self.ray_address is not None:
-            from referee.tournament.ray_executor import RayExecutor
-
+        if self._ray is not None:
             batch = []
             for t in feed:
                 batch.append(t)
                 if len(batch) >= RAY_BATCH_TABLES * self.settings.play.table_size:
                     break
-            results = RayExecutor(self.ray_address, self.jobs).run(batch)
+            results = self._ray.run(batch)
         else:
             results = LocalPool(self.jobs).run(feed)
         try:
@@ -272,14 +296,18 @@ class Ladder:
 
     def _note_starts(self, store: ArenaStore, r: TaskResult) -> None:
         """A version that fails to start this many times in a row is disqualified (it forfeits
-        its seats meanwhile), as a tournament's bot is."""
-        for label in r.started:
-            self._start_failures.pop(label, None)
+        its seats meanwhile), as a tournament's bot is. The counts are the store's: a
+        restart of the ladder does not forgive them."""
         by_label = {v.label: v for v in self._versions.values()}
+        started = [by_label[label].id for label in r.started if label in by_label]
+        failed = [by_label[label].id for label in r.start_failures if label in by_label]
+        counts = store.note_starts(started, failed)
         for label, why in r.start_failures.items():
-            n = self._start_failures[label] = self._start_failures.get(label, 0) + 1
             v = by_label.get(label)
-            if v is not None and n >= self.settings.play.max_start_failures:
+            if v is None:
+                continue
+            n = counts[v.id]
+            if n >= self.settings.play.max_start_failures:
                 first = why.splitlines()[0] if why else "no reason given"
                 store.set_status(v.id, "disqualified", f"failed to start {n} times in a row (last: {first})")
                 _say(f"version {label} disqualified: it failed to start {n} times in a row")
@@ -316,28 +344,47 @@ class Ladder:
                     self.stopping.wait(IDLE_S)
                     continue
                 try:
-                    status, reason, identity = self.validate_version(v)
+                    status, reason, identity, report = self.validate_version(v)
                 except Exception as e:  # the arena's own failure: said, never left 'validating'
                     status, reason, identity = "rejected", f"the arena could not validate it ({type(e).__name__}: {e}); upload it again", None
-                store.set_status(v.id, status, reason, identity=identity)
+                    report = reason
+                store.set_status(v.id, status, reason, identity=identity, report=report)
                 _say(f"version {v.label} (#{v.id}): {status}" + (f": {reason.splitlines()[0]}" if reason else ""))
         finally:
             store.close()
 
-    def validate_version(self, v: Version) -> tuple[str, str, tuple[str, str, str] | None]:
-        """Check a version as ``submit`` checks a bot: (status, reason, bot identity)."""
+    def validate_version(self, v: Version) -> tuple[str, str, tuple[str, str, str] | None, str]:
+        """Check a version as ``submit`` checks a bot: (status, reason, bot identity, report).
+
+        The report is ``check-bot``'s, step by step, then the validation match's line, as
+        plain text (:func:`~referee.bots.compliance.result_text`), with the arena's paths
+        shown as the upload's name.
+        """
         files = (self.folder / v.files).resolve()
         play = self.settings.play
         shown = {files: Path(f"<{v.source}>")}
+        results: list[CheckResult] = []
+        match = "validation match against the random bot"
+
+        def report(last: str = "") -> str:
+            lines = [result_text(r) for r in results]
+            if last:
+                lines.append(last)
+            return unstage("\n".join(lines), shown)
+
         try:
             check_unchanged(files, v.sha256, name=v.label)
             sandbox = play.sandbox_config(self.folder)
             spec = folder_spec(f"{v.label}={v.command}", files)
-            check_compliance(spec, play, sandbox)
-            identity = validate(spec, str(files), play, sandbox)
+            check_compliance(spec, play, sandbox, on_result=results.append)
         except (SubmissionError, BotError, BotFilesError) as e:
-            return "rejected", unstage(str(e), shown), None
-        return "active", "", identity
+            return "rejected", unstage(str(e), shown), None, report(result_text(CheckResult("match", match, "not run", "not run: the checks above failed")))
+        try:
+            identity = validate(spec, str(files), play, sandbox)
+        except (SubmissionError, BotError) as e:
+            why = unstage(str(e), shown)
+            return "rejected", why, None, report(result_text(CheckResult("match", match, "fail", why)))
+        return "active", "", identity, report(result_text(CheckResult("match", match, "pass", "no fault")))
 
     def _refit_forever(self) -> None:
         store = ArenaStore.open(self.folder, settings=self.settings)
@@ -349,6 +396,18 @@ class Ladder:
                     ratings.refit_store(store)
                     done = n
                 self.stopping.wait(self.settings.refit_every_s)
+        finally:
+            store.close()
+
+
+    def _board_forever(self) -> None:
+        # The leaderboard kept built (referee.ladder.board): rebuilt when it changed, at most
+        # every BOARD_EVERY_S, so a busy ladder spends a few milliseconds a second on it.
+        store = ArenaStore.open(self.folder, settings=self.settings)
+        try:
+            while not self.stopping.is_set():
+                board.refresh(store)
+                self.stopping.wait(BOARD_EVERY_S)
         finally:
             store.close()
 
@@ -380,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         Ladder(args.folder, args.jobs, args.ray).run()
     except Stopped:
         return 0
-    except ArenaError as e:
+    except (ArenaError, RunError) as e:
         _say(str(e))
         return 1
     return 0

@@ -30,7 +30,7 @@ from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect
 
 DB_NAME = "arena.db"
 SECRET_NAME = "secret"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Milliseconds a connection waits for the other process's transaction to end.
 BUSY_TIMEOUT_MS = 15_000
 
@@ -67,6 +67,7 @@ CREATE TABLE versions (
     uploaded_at TEXT NOT NULL, status_at TEXT NOT NULL,
     mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL DEFAULT 0,
     wins INTEGER NOT NULL DEFAULT 0, tables INTEGER NOT NULL DEFAULT 0,
+    report TEXT NOT NULL DEFAULT '', start_failures INTEGER NOT NULL DEFAULT 0,
     UNIQUE (bot_id, number)
 );
 CREATE INDEX versions_status ON versions (status);
@@ -88,8 +89,22 @@ CREATE TABLE official (
     version_id INTEGER PRIMARY KEY, mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL,
     wins INTEGER NOT NULL, win_low REAL NOT NULL, win_high REAL NOT NULL, faults TEXT NOT NULL
 );
-CREATE TABLE infra_failures (id INTEGER PRIMARY KEY, key TEXT NOT NULL, error TEXT NOT NULL, at TEXT NOT NULL)
+CREATE TABLE infra_failures (id INTEGER PRIMARY KEY, key TEXT NOT NULL, error TEXT NOT NULL, at TEXT NOT NULL);
+CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL, body TEXT NOT NULL)
 """
+
+#: What brings a database of one schema version to the next (run by a writing connection).
+_MIGRATIONS = {
+    1: """
+ALTER TABLE versions ADD COLUMN report TEXT NOT NULL DEFAULT '';
+ALTER TABLE versions ADD COLUMN start_failures INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL, body TEXT NOT NULL)
+""",
+}
+
+#: The meta key counting changes to what the leaderboard shows (see :meth:`ArenaStore.board`).
+BOARD_GEN = "board_gen"
+BUMP_BOARD = "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
 
 
 class _NoInvite(Exception):
@@ -145,6 +160,8 @@ class Version:
     matches: int
     wins: int
     tables: int
+    #: The validation's report, each step pass or fail, as ``check-bot`` prints it (its owner's).
+    report: str = ""
 
     @property
     def label(self) -> str:
@@ -187,7 +204,7 @@ class Official:
 _VERSION_COLUMNS = (
     "v.id, b.name, v.number, b.user_id, u.name, v.status, v.reason, v.command, v.files, v.sha256, v.n_files, "
     "v.size, v.source, v.bot_name, v.bot_version, v.author, v.uploaded_at, v.status_at, v.mu, v.sigma, "
-    "v.matches, v.wins, v.tables"
+    "v.matches, v.wins, v.tables, v.report"
 )
 _VERSION_FROM = "versions v JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id"
 _MATCH_COLUMNS = (
@@ -256,6 +273,24 @@ def _connect(db: Path, *, readonly: bool) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{db}?mode={mode}", uri=True, isolation_level=None, check_same_thread=False)
 
 
+def _migrate(conn: sqlite3.Connection, version: int) -> str:
+    """Bring the database to :data:`SCHEMA_VERSION`, one version per transaction."""
+    while version < SCHEMA_VERSION:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            (now_at,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if int(now_at) == version:  # the other process may have migrated it meanwhile
+                for stmt in filter(None, (t.strip() for t in _MIGRATIONS[version].split(";"))):
+                    conn.execute(stmt)
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version + 1),))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        version += 1
+    return str(version)
+
+
 def read_secret(folder: Path) -> bytes:
     """The arena's secret key (seeds and commitments derive from it)."""
     try:
@@ -286,6 +321,8 @@ class ArenaStore:
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as e:
             raise ArenaError(f"{db} is not a readable arena database ({e}); it was left as it is") from None
+        if not readonly and meta.get("schema_version", "").isdigit() and int(meta["schema_version"]) < SCHEMA_VERSION:
+            meta["schema_version"] = _migrate(conn, int(meta["schema_version"]))
         if meta.get("schema_version") != str(SCHEMA_VERSION):
             conn.close()
             raise ArenaError(f"{db} has schema version {meta.get('schema_version')!r}; this thirtyone reads {SCHEMA_VERSION}")
@@ -534,7 +571,9 @@ class ArenaStore:
             c.execute("UPDATE versions SET files = ? WHERE id = ?", (place(vid), vid))
         return self.version(vid)
 
-    def set_status(self, version_id: int, status: str, reason: str = "", *, identity: tuple[str, str, str] | None = None) -> None:
+    def set_status(
+        self, version_id: int, status: str, reason: str = "", *, identity: tuple[str, str, str] | None = None, report: str | None = None
+    ) -> None:
         """Move a version to ``status`` (with the reason, for a rejection or disqualification).
 
         A version that becomes active retires its bot's active versions beyond the newest
@@ -543,6 +582,9 @@ class ArenaStore:
         assert status in STATUSES
         with self.tx() as c:
             c.execute("UPDATE versions SET status = ?, reason = ?, status_at = ? WHERE id = ?", (status, reason, now(), version_id))
+            c.execute(BUMP_BOARD, (BOARD_GEN,))
+            if report is not None:
+                c.execute("UPDATE versions SET report = ? WHERE id = ?", (report, version_id))
             if identity is not None:
                 c.execute("UPDATE versions SET bot_name = ?, bot_version = ?, author = ? WHERE id = ?", (*identity, version_id))
             if status == "active":
@@ -555,6 +597,15 @@ class ArenaStore:
                         "UPDATE versions SET status = 'retired', reason = 'a newer version plays', status_at = ? WHERE id = ?",
                         (now(), old),
                     )
+
+    def note_starts(self, started: Sequence[int], failed: Sequence[int]) -> dict[int, int]:
+        """Count a match's launches: a version that started has no failures in a row; one
+        that failed one more. Kept in the store, so a restart of the ladder forgets nothing.
+        Returns the failed versions' counts."""
+        with self.tx() as c:
+            c.executemany("UPDATE versions SET start_failures = 0 WHERE id = ?", [(v,) for v in started])
+            c.executemany("UPDATE versions SET start_failures = start_failures + 1 WHERE id = ?", [(v,) for v in failed])
+            return {v: int(c.execute("SELECT start_failures FROM versions WHERE id = ?", (v,)).fetchone()[0]) for v in failed}
 
     def claim_queued(self) -> Version | None:
         """The oldest queued version, now marked validating (None if the queue is empty)."""
@@ -669,6 +720,7 @@ class ArenaStore:
                     "UPDATE versions SET mu = ?, sigma = ?, matches = matches + 1, wins = wins + ? WHERE id = ?",
                     (mu, sigma, int(placings[s] == 1), vid),
                 )
+            c.execute(BUMP_BOARD, (BOARD_GEN,))
             (left,) = c.execute("SELECT count(*) FROM matches WHERE table_id = ? AND status = 'pending'", (tid,)).fetchone()
             if left == 0:
                 c.execute("UPDATE ladder_tables SET finished_at = ? WHERE id = ?", (now(), tid))
@@ -693,10 +745,52 @@ class ArenaStore:
         return int(n)
 
     def counts(self) -> dict[str, int]:
-        """Matches by status, and tables."""
-        out = {s: int(n) for s, n in self._all("SELECT status, count(*) FROM matches GROUP BY status")}
-        out["tables"] = int(self._one("SELECT count(*) FROM ladder_tables")[0])
+        """Matches by status, and tables.
+
+        Without a scan of the matches: tables are never deleted and every table has one
+        match per seat, so the matches are ``tables * table_size``; the pending and void ones
+        are few, and counted through their index. Done is the rest.
+        """
+        out = {s: int(n) for s, n in self._all(
+            "SELECT status, count(*) FROM matches WHERE status IN ('pending', 'void') GROUP BY status"
+        )}
+        tables = int(self._one("SELECT coalesce(max(id), 0) FROM ladder_tables")[0])
+        done = tables * self.settings.play.table_size - sum(out.values())
+        if done:
+            out["done"] = done
+        out["tables"] = tables
         return out
+
+    # ------------------------------------------------------------- the leaderboard
+
+    def board_rows(self) -> list[tuple[Any, ...]]:
+        """The leaderboard's rows, best first: active versions and every version that played.
+
+        (id, bot, number, owner, status, live mu, live sigma, matches, wins, then the official
+        mu, sigma, win_low, win_high and faults, None before the first refit). The order, by
+        the shown rating's ordinal (mu - 3 sigma), is SQLite's, so no row is built to sort.
+        """
+        return self._all(
+            "SELECT v.id, b.name, v.number, u.name, v.status, v.mu, v.sigma, v.matches, v.wins, "
+            "o.mu, o.sigma, o.win_low, o.win_high, o.faults "
+            f"FROM {_VERSION_FROM} LEFT JOIN official o ON o.version_id = v.id "
+            "WHERE v.status = 'active' OR v.matches > 0 "
+            "ORDER BY coalesce(o.mu, v.mu) - 3 * coalesce(o.sigma, v.sigma) DESC, b.name || '.v' || v.number"
+        )
+
+    def board_gen(self) -> int:
+        """How many times what the leaderboard shows has changed (a result, a status, a refit)."""
+        return int(self.meta(BOARD_GEN, "0"))
+
+    def board(self) -> str | None:
+        """The leaderboard's JSON as the ladder last built it, if nothing changed since."""
+        row = self._one("SELECT gen, body FROM board WHERE id = 1")
+        return None if row is None or int(row[0]) != self.board_gen() else str(row[1])
+
+    def set_board(self, gen: int, body: str) -> None:
+        """Keep the leaderboard's JSON built at generation ``gen`` (the ladder does, now and then)."""
+        with self.tx() as c:
+            c.execute("INSERT INTO board VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET gen = excluded.gen, body = excluded.body", (gen, body))
 
     # ------------------------------------------------------------- official ratings
 
@@ -711,6 +805,7 @@ class ArenaStore:
             c.execute(
                 "INSERT INTO meta VALUES ('official_at', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (now(),)
             )
+            c.execute(BUMP_BOARD, (BOARD_GEN,))
 
     def official(self) -> dict[int, Official]:
         """The official figures by version id (empty before the first refit)."""

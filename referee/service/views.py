@@ -6,8 +6,9 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from referee.ladder import board
 from referee.ladder.fairness import deal_seed
-from referee.ladder.store import ArenaStore, LadderMatch, Official, Version, read_secret
+from referee.ladder.store import ArenaStore, LadderMatch, Version, read_secret
 
 
 @functools.cache
@@ -26,36 +27,15 @@ def version_public(v: Version) -> dict[str, Any]:
 
 
 def version_private(v: Version) -> dict[str, Any]:
-    """What a version's owner sees: also why it was refused and what was uploaded."""
-    return {**version_public(v), "reason": v.reason, "status_at": v.status_at, "source": v.source,
+    """What a version's owner sees: also why it was refused, the validation's report (each
+    step, pass or fail, as ``check-bot`` prints it) and what was uploaded."""
+    return {**version_public(v), "reason": v.reason, "report": v.report, "status_at": v.status_at, "source": v.source,
             "command": v.command, "files": v.n_files, "size": v.size}
-
-
-def standing_row(rank: int, v: Version, o: Official | None) -> dict[str, Any]:
-    """One line of the leaderboard: the official figures when refitted, the live ones beside."""
-    mu, sigma = (o.mu, o.sigma) if o else (v.mu, v.sigma)
-    return {
-        "rank": rank, "version": v.id, "label": v.label, "bot": v.bot, "owner": v.owner, "status": v.status,
-        "mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma, "official": o is not None,
-        "live_mu": v.mu, "live_sigma": v.sigma, "matches": v.matches, "wins": v.wins,
-        "win_rate": v.wins / v.matches if v.matches else 0.0,
-        "win_low": o.win_low if o else None, "win_high": o.win_high if o else None,
-        "faults": o.faults if o else {},
-    }
 
 
 def standings(store: ArenaStore) -> list[dict[str, Any]]:
     """The leaderboard: active versions and every version that played, best first."""
-    official = store.official()
-    shown = [v for v in store.versions() if v.status == "active" or v.matches]
-
-    def key(v: Version) -> tuple[float, str]:
-        o = official.get(v.id)
-        mu, sigma = (o.mu, o.sigma) if o else (v.mu, v.sigma)
-        return (-(mu - 3 * sigma), v.label)
-
-    shown.sort(key=key)
-    return [standing_row(i, v, official.get(v.id)) for i, v in enumerate(shown, 1)]
+    return board.standings(store)
 
 
 def match_view(store: ArenaStore, m: LadderMatch, labels: dict[int, Version] | None = None) -> dict[str, Any]:

@@ -531,6 +531,21 @@ class RayExecutor:
                 signal.signal(signal.SIGTERM, held)
         return True
 
+    @contextlib.contextmanager
+    def connected(self, object_bytes: int = 0) -> Iterator[None]:
+        """Stay connected to the cluster (or keep the :data:`LOCAL` instance up) across
+        several :meth:`run` calls, as a ladder that hands over a few tables at a time needs:
+        without it each run connects and disconnects, and a local Ray starts and stops each
+        time. ``object_bytes`` sizes a local instance's object store (the bots' tars)."""
+        ray = _ray()
+        connected = self._connect(ray, object_bytes)
+        try:
+            yield
+        finally:
+            if connected:
+                with contextlib.suppress(Exception):
+                    ray.shutdown()
+
     def run(self, tasks: Sequence[MatchTask], prepare: Callable[[MatchTask], MatchTask] | None = None) -> Iterator[TaskResult]:
         """Play ``tasks`` on the cluster, yielding results as they come (see the module doc)."""
         if not tasks:

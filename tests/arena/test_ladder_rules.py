@@ -132,3 +132,36 @@ def test_a_manifest_command_must_name_a_runtime_and_a_file_of_the_bot(tmp_path: 
     with pytest.raises(BadUpload, match=message):
         check_command(tmp_path, command)
     check_command(tmp_path, "python bot.py")
+
+
+def test_the_kept_leaderboard_is_served_only_while_current_and_counts_match_a_scan(tmp_path: Path) -> None:
+    import json
+
+    from referee.ladder import board
+    from referee.ladder.accounts import add_user
+    from referee.ladder.uploads import accept_upload
+    from referee.tournament.settings import TournamentSettings
+
+    folder = tmp_path / "arena"
+    create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox="off")))
+    with ArenaStore.open(folder) as store:
+        user, _ = add_user(store, "alice")
+        ids = []
+        for name in ("one", "two", "three"):
+            v = accept_upload(store, user, f"{name}.py", b"print('hi')\n")
+            store.set_status(v.id, "active")
+            ids.append(v.id)
+        assert store.board() is None and board.refresh(store) and not board.refresh(store)
+        assert store.board() == board.body(store) == board.build(store)
+        assert [r["label"] for r in json.loads(board.body(store))["standings"]] == ["one.v1", "three.v1", "two.v1"]
+        for m in store.schedule_table(ids[:2], lambda tid: "c", placement=True)[:1]:
+            result = {"placings": [1, 2], "seats": [{"placing": 1}, {"placing": 2}], "winner": 0, "reason": "x", "rounds": 1}
+            store.record_result(m.key, result, "", 1.0, {ids[0]: (30.0, 5.0), ids[1]: (20.0, 5.0)})
+        # A result moved the board: the kept one is not served until it is built again.
+        assert store.board() is None
+        rows = json.loads(board.body(store))["standings"]
+        assert rows[0]["label"] == "one.v1" and rows[0]["matches"] == 1 and [r["label"] for r in rows[1:]] == ["two.v1", "three.v1"]
+        store.set_status(ids[2], "withdrawn")
+        assert board.refresh(store) and "three.v1" not in board.body(store)
+        scan = {s: n for s, n in store._all("SELECT status, count(*) FROM matches GROUP BY status")}
+        assert store.counts() == {**scan, "tables": 1}

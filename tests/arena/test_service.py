@@ -8,6 +8,7 @@ are tried, and the walk of the routes waits for the ladder's first match.
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 import signal
@@ -15,6 +16,7 @@ import tarfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -221,10 +223,11 @@ def test_every_route_with_every_kind_of_caller(arena: Arena) -> None:
     assert not undeclared, f"routes that do not say who may call them: {undeclared}"
 
     def alices_match() -> str | None:
+        # One whose deal is finished, so that its log is public (the newest may be pending).
         ms = arena.api("GET", "/api/v1/matches", params={"bot": "greedy"}).json()
-        return ms[0]["key"] if ms else None
+        return next((m["key"] for m in ms if "log" in m), None)
 
-    key = poll_until("the ladder's first match", alices_match, timeout_s=240, every_s=0.5)
+    key = poll_until("the ladder's first finished deal", alices_match, timeout_s=240, every_s=0.5)
     headers = {
         "none": {}, "wrong": {"Authorization": "Bearer t31_" + "x" * 43},
         "revoked": {"Authorization": f"Bearer {arena.tokens['revoked']}"},
@@ -246,3 +249,25 @@ def test_every_route_with_every_kind_of_caller(arena: Arena) -> None:
                 seen.add((method, route.path))
     assert arena.api("POST", "/api/v1/admin/ladder/resume", headers=headers["admin"]).status_code == 200
     assert len(seen) == sum(len(r.methods - {"HEAD"}) for r in routes)
+
+
+def test_the_validation_report_is_check_bots_steps_and_its_owners_alone(arena: Arena) -> None:
+    def settled(user: str, label: str) -> dict[str, Any] | None:
+        v = next(v for v in arena.api("GET", "/api/v1/versions", user).json() if v["label"] == label)
+        return v if v["status"] in ("active", "rejected") else None
+
+    # A broken version of its own (the walk above may withdraw alice's junk before it is checked).
+    r = arena.api("POST", "/api/v1/versions", "carol", params={"filename": "broken.py"}, content=b"raise SystemExit(3)\n")
+    assert r.status_code == 201, r.text
+    junk = poll_until("the broken version's validation", lambda: settled("carol", "broken.v1"), timeout_s=300)
+    assert junk["status"] == "rejected"
+    # Each step, pass or fail, as check-bot prints it; the match did not run after a failed check.
+    assert junk["report"].splitlines()[0].startswith("FAIL  "), junk["report"]
+    assert "----  validation match against the random bot" in junk["report"]
+    assert str(arena.folder) not in junk["report"]
+    good = poll_until("the good version's validation", lambda: settled("alice", "greedy.v1"), timeout_s=300)
+    lines = good["report"].splitlines()
+    assert lines and all(ln.startswith(("PASS  ", "SKIP  ", " ")) for ln in lines), good["report"]
+    assert lines[-1].startswith("PASS  validation match against the random bot")
+    # Public pages never carry it.
+    assert "report" not in json.dumps(arena.api("GET", "/api/v1/bots/broken").json())

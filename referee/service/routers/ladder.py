@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 
+from referee.ladder import board
 from referee.ladder.uploads import MANIFEST, RUNTIMES, STATIC_BINARY
 from referee.service.deps import Store, public
-from referee.service.views import standings
 
 router = APIRouter(prefix="/api/v1", tags=["ladder"], dependencies=[Depends(public)])
 
 
-@router.get("/standings")
-def leaderboard(store: Store) -> dict[str, Any]:
+@router.get("/standings", response_class=Response, responses={200: {"content": {"application/json": {}}}})
+def leaderboard(store: Store) -> Response:
     """The leaderboard, best first (public): the official refit's figures once it has run,
-    the live ratings beside them."""
-    return {"official_at": store.meta("official_at") or None, "standings": standings(store)}
+    the live ratings beside them. Served as the ladder keeps it built, when current."""
+    return Response(board.body(store), media_type="application/json")
 
 
 @router.get("/ladder")
