@@ -503,7 +503,8 @@ def _pid_namespace() -> str:
         return "0"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of that id exists here (one we may not signal counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -681,7 +682,7 @@ class BotCgroup:
                 if m is None or (m.group(1) is not None and m.group(1) != ns):
                     continue
                 owner = int(m.group(2))
-                if owner != os.getpid() and not _pid_alive(owner):
+                if owner != os.getpid() and not pid_alive(owner):
                     stale.append((os.path.join(parent, n), m.group(1) is not None))
         deadline = time.monotonic() + wait_s
         for d, ours in stale:

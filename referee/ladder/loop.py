@@ -53,6 +53,7 @@ from referee.tournament.runner import (
     TaskResult,
     log_name,
     output_dir_of,
+    signals_deferred,
     tmp_root_of,
 )
 from referee.tournament.schedule import ScheduledMatch
@@ -86,20 +87,6 @@ def _stop(signum: int, frame: object) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Stopped()
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM wait (pending) while a result is committed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = {signal.SIGINT, signal.SIGTERM}
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 @contextlib.contextmanager
@@ -290,7 +277,7 @@ class Ladder:
                 store.void_match(r.key, f"given up after {n} failures of the referee's own: {r.error}")
                 _say(f"match {r.key} given up after {n} infrastructure failures: {r.error}")
             return
-        with _signals_held():
+        with signals_deferred():
             self._commit(store, r)
         self._note_starts(store, r)
 

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.bots.sandbox import pid_alive
 from referee.tournament.runner import (
     MAX_ATTEMPTS,
     BotLaunch,
@@ -204,22 +205,12 @@ class Played:
     host: str = ""
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove_stale_worker_dirs() -> None:
     """Remove the folders of workers on this node that died without cleaning up (SIGKILL)."""
     tmp = Path(tempfile.gettempdir())
     for d in tmp.glob(WORKER_DIR_PREFIX + "*"):
         pid = d.name[len(WORKER_DIR_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             shutil.rmtree(d, ignore_errors=True)
 
 

@@ -779,7 +779,7 @@ def _consume(
         report.startup_s += r.startup_s
         report.match_s += r.duration_s
         if r.ok:
-            with _signals_deferred():
+            with signals_deferred():
                 # A Ctrl-C now waits the few milliseconds until the match is committed.
                 _commit(store, by_key[r.key], r, replace=replace)
                 report.played += 1
@@ -796,8 +796,9 @@ def _consume(
 
 
 @contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back (they stay pending) while the block runs."""
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back (they stay pending) while the block runs (a result being
+    committed: the tournament runner's and the ladder's)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
