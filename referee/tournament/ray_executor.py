@@ -205,13 +205,28 @@ class Played:
     host: str = ""
 
 
-def _remove_stale_worker_dirs() -> None:
-    """Remove the folders of workers on this node that died without cleaning up (SIGKILL)."""
+def _remove_stale_worker_dirs(since: frozenset[Path] | None = None, wait_s: float = 0.0) -> None:
+    """Remove the folders of workers on this node that died without cleaning up (SIGKILL).
+
+    With ``since`` (the folders there were before), wait up to ``wait_s`` for the owners of
+    the folders made since to end, removing each as its owner goes: a local Ray instance just
+    shut down ends its workers a moment later, and nobody else would remove what they leave.
+    """
     tmp = Path(tempfile.gettempdir())
-    for d in tmp.glob(WORKER_DIR_PREFIX + "*"):
-        pid = d.name[len(WORKER_DIR_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
-            shutil.rmtree(d, ignore_errors=True)
+    end = time.monotonic() + wait_s
+    while True:
+        left = 0
+        for d in tmp.glob(WORKER_DIR_PREFIX + "*"):
+            pid = d.name[len(WORKER_DIR_PREFIX) :].split("-", 1)[0]
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            if not pid_alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+            elif since is not None and d not in since:
+                left += 1
+        if not left or time.monotonic() >= end:
+            return
+        time.sleep(0.1)
 
 
 class MatchWorker:
@@ -529,6 +544,7 @@ class RayExecutor:
         without it each run connects and disconnects, and a local Ray starts and stops each
         time. ``object_bytes`` sizes a local instance's object store (the bots' tars)."""
         ray = _ray()
+        before = frozenset(Path(tempfile.gettempdir()).glob(WORKER_DIR_PREFIX + "*"))
         connected = self._connect(ray, object_bytes)
         try:
             yield
@@ -536,6 +552,10 @@ class RayExecutor:
             if connected:
                 with contextlib.suppress(Exception):
                     ray.shutdown()
+                if self.address == LOCAL:
+                    # Workers killed in the middle of a batch (a ladder stopped) never closed:
+                    # their folders (the bots' copies) go with them here.
+                    _remove_stale_worker_dirs(before, CLOSE_WORKERS_S)
 
     def run(self, tasks: Sequence[MatchTask], prepare: Callable[[MatchTask], MatchTask] | None = None) -> Iterator[TaskResult]:
         """Play ``tasks`` on the cluster, yielding results as they come (see the module doc)."""

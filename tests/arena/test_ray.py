@@ -24,12 +24,15 @@ from referee.ladder.accounts import add_user
 from referee.ladder.loop import RAY_BATCH_TABLES
 from referee.ladder.store import ArenaStore, LadderMatch, match_key
 from referee.ladder.uploads import accept_upload
-from referee.tournament.ray_executor import ray_available
+from referee.tournament.ray_executor import WORKER_DIR_PREFIX, ray_available
 from tests.arena.conftest import SAMPLES, Arena, make_arena, poll_until
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(1200),
+    # Beside the tournament's Ray tests, in one worker: two Ray clusters at once on two cores
+    # starve each other.
+    pytest.mark.xdist_group("test_ray"),
     pytest.mark.skipif(not ray_available(), reason="Ray is not installed (pip install -e '.[ray]')"),
 ]
 
@@ -92,6 +95,7 @@ def _compare(tmp_path: Path, ray_tmp: Path) -> None:
             v = accept_upload(store, user, fname, src.read_bytes())
             store.set_status(v.id, "active")
     played: dict[str, dict[str, Any]] = {}
+    workers_before = set(Path("/tmp").glob(WORKER_DIR_PREFIX + "*"))
     for how, args in (("local", ("-j", "2")), ("ray", ("--ray", "local", "-j", "2"))):
         folder = tmp_path / how
         shutil.copytree(base, folder)
@@ -103,6 +107,8 @@ def _compare(tmp_path: Path, ray_tmp: Path) -> None:
             arena.stop()
         played[how] = _played(folder)
         assert "Traceback" not in arena.output(), arena.output()
+    # The Ray workers stopped in the middle of a batch took their folders (the bots' copies).
+    assert set(Path("/tmp").glob(WORKER_DIR_PREFIX + "*")) <= workers_before
     # One Ray instance served every batch (not one started and stopped per batch).
     sessions = [p.name for p in (ray_tmp / "ray").glob("session_*") if p.name != "session_latest"]
     assert len(sessions) == 1, sessions
