@@ -38,6 +38,7 @@ from referee.tournament.ray_executor import (
 from referee.tournament.runner import log_name
 from referee.tournament.store import DB_NAME, TournamentStore
 from tests.polling import poll_until
+from tests.shared import one_at_a_time
 
 from .conftest import (
     Played,
@@ -84,6 +85,13 @@ class TwoNodes:
     def kill_worker_node(self) -> None:
         """The second node dies: its raylet and every process of it, at once."""
         self.cluster.remove_node(self.worker, allow_graceful=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_ray_cluster_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tournament's and the arena's Ray tests never run clusters at the same time."""
+    with one_at_a_time(tmp_path_factory, "ray-cluster"):
+        yield
 
 
 @pytest.fixture(scope="module")
