@@ -132,8 +132,9 @@ def check_all(bots: dict[str, str], *, sandbox: bool = False, tc: TimeControl = 
 @pytest.fixture(scope="module")
 def samples() -> dict[str, ComplianceReport]:
     """Every sample bot checked as ``thirtyone check-bot NAME`` does: sandboxed where the
-    machine can, at the default clock."""
-    return check_all({b: b for b in SAMPLES}, sandbox=True, tc=TimeControl())
+    machine can, all at once, on a 1 s budget rather than the default 250 ms: on a busy
+    machine a stall past the budget is a late answer, and lateness has tests of its own."""
+    return check_all({b: b for b in SAMPLES}, sandbox=True, tc=TimeControl(budget_ms=1000))
 
 
 #: Variant decisions a sample bot does not know yet (the sample bots learn the variants on
@@ -149,7 +150,7 @@ def test_every_sample_bot_keeps_the_contract(bot: str, samples: dict[str, Compli
         report = dataclasses.replace(report, results=tuple(
             dataclasses.replace(r, status="pass") if r.key in pending else r for r in report.results
         ))
-    assert report.passed, [(r.key, r.status, r.reason) for r in report.results]
+    assert report.passed, [(r.key, r.status, r.reason) for r in report.results if r.status != "pass"]
     assert [r.key for r in report.results] == ALL_KEYS
     assert all(r.status == "pass" for r in report.results)
     assert report.identity is not None and report.identity.name == bot
