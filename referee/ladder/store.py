@@ -26,7 +26,7 @@ from typing import Any
 
 from referee.ladder.errors import ArenaError, Conflict, NotFound
 from referee.ladder.settings import SETTINGS_NAME, ArenaSettings, load, to_toml
-from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect
+from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect, write_transaction
 
 DB_NAME = "arena.db"
 SECRET_NAME = "secret"
@@ -347,14 +347,8 @@ class ArenaStore:
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (taken at once, so two writers never deadlock)."""
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        else:
-            self._conn.execute("COMMIT")
+        with write_transaction(self._conn) as conn:
+            yield conn
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql, params).fetchone()

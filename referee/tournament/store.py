@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from referee.text import plural
 from referee.tournament.settings import SettingsError, TournamentSettings
@@ -74,6 +74,27 @@ CREATE TABLE start_failures (    -- each bot's failures to start in a row
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 
+
+
+class _Executes(Protocol):
+    def execute(self, sql: str, /) -> Any: ...
+
+
+C = TypeVar("C", bound=_Executes)
+
+
+@contextmanager
+def write_transaction(conn: C) -> Iterator[C]:
+    """One write transaction on ``conn``, taken at once (BEGIN IMMEDIATE, so two writers never
+    deadlock), rolled back on any exception: the tournament's store and the arena's."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
 
 class StoreError(Exception):
     """The tournament folder or database cannot be used; the message says why."""
@@ -305,14 +326,8 @@ class TournamentStore:
 
     @contextmanager
     def _tx(self) -> Iterator[_Guarded]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        else:
-            self._conn.execute("COMMIT")
+        with write_transaction(self._conn) as conn:
+            yield conn
 
     @contextmanager
     def run_lock(self) -> Iterator[None]:
