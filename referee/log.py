@@ -18,7 +18,7 @@ The encoding is protobuf's own JSON mapping (``json_format``), with fields at th
 value written out (``"seat": 0``) so the file reads well without knowing proto3's rules;
 fields that can be unset (``optional`` ones, messages) appear only when set. Key order is
 whatever ``json_format`` gives (it varies with which fields are zero): readers parse lines,
-never compare them as text. The README's "The match log" says the same, and
+never compare them as text. docs/log-format.md says the same, and
 ``tests/test_docs.py`` checks it against real lines.
 Conversions between messages and the referee's values are :mod:`referee.wire`'s.
 """
