@@ -576,16 +576,17 @@ async def open_channel(spec: BotSpec, process: BotProcess | None, timeout_s: flo
 
 
 async def wait_serving(
-    spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float
+    spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float, *, spent_s: float = 0.0
 ) -> None:
     """Wait until the bot's health service is ready by :func:`health_ready`: SERVING for one
     name of :data:`HEALTH_SERVICES`, and SERVING or NOT_FOUND for the other.
 
     Raises :class:`BotStartError` (naming the bot, with its exit code and last output) if the
-    process exits first, the health service is missing, or ``timeout_s`` passes.
+    process exits first, the health service is missing, or ``timeout_s`` passes, of which
+    ``spent_s`` already went (in :func:`open_channel`).
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
+    deadline = loop.time() + timeout_s - spent_s
     stub = health_pb2_grpc.HealthStub(channel)
     last = "no answer"
     # A launched bot's socket appears only once it serves, so its checks wait for the
@@ -713,11 +714,12 @@ async def start_bot(
     if spec.launched:
         process = await (launcher or LocalLauncher()).launch(spec)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + startup_timeout_s
+    started = loop.time()
+    deadline = started + startup_timeout_s
     channel: grpc.aio.Channel | None = None
     try:
         channel = await open_channel(spec, process, startup_timeout_s)
-        await wait_serving(spec, channel, process, max(0.0, deadline - loop.time()))
+        await wait_serving(spec, channel, process, startup_timeout_s, spent_s=loop.time() - started)
         identity = await identify(
             spec, bot_pb2_grpc.BotServiceStub(channel), process, max(1.0, deadline - loop.time())
         )

@@ -630,7 +630,7 @@ class _Checker:
                 self.process = await self.launcher.launch(spec)
             t0 = time.monotonic()
             self.channel = await open_channel(spec, self.process, self.startup_timeout_s)
-            await wait_serving(spec, self.channel, self.process, max(0.0, self.startup_timeout_s - (time.monotonic() - t0)))
+            await wait_serving(spec, self.channel, self.process, self.startup_timeout_s, spent_s=time.monotonic() - t0)
         except BotError as e:
             raise _Stop(str(e), "the bot did not start") from None
         stub = health_pb2_grpc.HealthStub(self.channel)
