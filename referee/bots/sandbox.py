@@ -78,7 +78,10 @@ _ETC_FILES = (
     "nsswitch.conf",
     "os-release",
     "passwd",
-    "ssl",
+    # Not all of /etc/ssl: its private/ holds the machine's TLS keys (a reverse proxy's), and
+    # a bot running as the organiser's user could read them where that user is root.
+    "ssl/certs",
+    "ssl/openssl.cnf",
 )
 #: The devices of a bot's /dev (bound from the host's, as bubblewrap's --dev does).
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")

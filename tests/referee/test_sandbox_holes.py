@@ -8,7 +8,8 @@
 - a bot that burns CPU in several processes gets about its share (``cpus``);
 - the per-bot cgroups a killed referee leaves behind are removed by the next launcher;
 - a bot that makes its socket a link to another socket on the host (a daemon's) does not
-  make the referee connect there, before its first connection or after (a reconnection).
+  make the referee connect there, before its first connection or after (a reconnection);
+- the TLS keys of the machine (``/etc/ssl/private``) are not there, though its certificates are.
 
 Each test skips only where this machine cannot sandbox (or, for cgroups, is not root).
 """
@@ -455,3 +456,19 @@ def test_a_socket_replaced_by_a_link_after_serving_is_never_followed(tmp_path: P
         message = seat.faults[0].message
         assert "was replaced by a link after the referee connected" in message, message
         assert not outcome.seats[1].forfeited
+
+
+# ---------------------------------------------------------------- 6. the machine's TLS keys
+
+
+@pytest.mark.skipif(not os.path.isdir("/etc/ssl/private"), reason="this machine has no /etc/ssl/private")
+def test_the_machines_tls_keys_are_not_in_the_sandbox(tmp_path: Path) -> None:
+    """``/etc/ssl/private`` (a reverse proxy's keys; 0710 root) is not bound, though the
+    certificates beside it are. A bot runs as the organiser's user, so where that is root it
+    passes the folder's owner checks: only its absence keeps the keys from it."""
+    source = "import os\nprint('LISTED', sorted(os.listdir('/etc/ssl')), os.path.lexists('/etc/ssl/private'), flush=True)\n"
+    bot = bot_folder(tmp_path, "lister.py", source)
+    output, _ = run_to_exit(LocalLauncher(sandbox=SandboxConfig()), f"{sys.executable} lister.py", bot)
+    line = next((ln for ln in output.splitlines() if ln.startswith("LISTED ")), "")
+    assert line.endswith(" False"), output  # not even there
+    assert "'certs'" in line or not os.path.isdir("/etc/ssl/certs"), output
