@@ -253,6 +253,8 @@ class LocalBotProcess:
         # connects through (/proc/self/fd/N), with the (device, inode) it had.
         self._socket_fd: int | None = None
         self._socket_id: tuple[int, int] | None = None
+        # The read end of bubblewrap's --info-fd pipe (see LocalLauncher.launch).
+        self._info_fd: int | None = None
         self._tail: _TailProtocol | None = None
         self._transport: asyncio.ReadTransport | None = None
         self._stopped = False
@@ -434,6 +436,9 @@ class LocalBotProcess:
             if self._socket_fd is not None:
                 os.close(self._socket_fd)
                 self._socket_fd = None
+            if self._info_fd is not None:
+                os.close(self._info_fd)
+                self._info_fd = None
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def terminate_bot(self) -> bool:
@@ -593,6 +598,9 @@ class LocalLauncher:
                 os.close(info_w)
         watchdog.watch(proc.pid)
         bot = LocalBotProcess(spec, proc, tmpdir, address, sandbox=self.sandbox, cgroup=cgroup)
+        # Kept open until the bot stops: bubblewrap goes on writing to it after the pid (and
+        # a write to a pipe nobody reads would kill it with SIGPIPE).
+        bot._info_fd = info_r if info_r >= 0 else None
         try:
             if info_r >= 0:
                 bot.sandbox_pid = await _sandbox_pid(proc, info_r)
@@ -600,9 +608,6 @@ class LocalLauncher:
         except BaseException:
             await bot.stop(0)
             raise
-        finally:
-            if info_r >= 0:
-                os.close(info_r)
         return bot
 
     def _private_dir(self, folders: list[str]) -> str:
