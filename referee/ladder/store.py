@@ -920,7 +920,8 @@ class ArenaStore:
         lo, hi, count = self._one("SELECT min(n), max(n), count(*) FROM rating_history WHERE version_id = ?", (version_id,))
         if not count:
             return []
-        step = max(1, -(-int(count) // max_points))  # ceiling: at most max_points rows
+        # Every step-th point from the first, and the latest: at most max_points (>= 2) rows.
+        step = max(1, -(-(int(count) - 1) // max(1, max_points - 1)))
         rows = self._all(
             "SELECT n, key, mu, sigma, at FROM rating_history WHERE version_id = ? AND ((n - ?) % ? = 0 OR n = ?) ORDER BY n",
             (version_id, lo, step, hi),
