@@ -211,6 +211,6 @@ def play_table(store: ArenaStore, seats: list[int], placings: list[list[int]]) -
         current = [(store.version(v).mu, store.version(v).sigma) for v in m.seats]
         moved = live_update(current, p)
         winner = p.index(1) if p.count(1) == 1 else -1
-        result = {"placings": p, "winner": winner, "reason": "last_standing", "rounds": 3, "seats": [{} for _ in p]}
+        result = {"placings": p, "winner": winner, "reason": "last_standing", "rounds": 3, "seats": [{"placing": x} for x in p]}
         assert store.record_result(m.key, result, "", 0.5, dict(zip(m.seats, moved, strict=True)))
     return [m.key for m in matches]

@@ -159,7 +159,7 @@
   // A row's latest live ratings as a small line; it starts at the first point (no line from 0).
   function sparkline(vals) {
     var W = 84, H = 22, P = 3;
-    var s = svg("svg", { cls: "spark", viewBox: "0 0 " + W + " " + H, width: W, height: H, "data-points": vals.length });
+    var s = svg("svg", { "class": "spark", viewBox: "0 0 " + W + " " + H, width: W, height: H, "data-points": vals.length });
     if (!vals.length) { s.appendChild(svg("text", { x: 2, y: 15 }, "–")); return s; }
     var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals);
     if (hi - lo < 0.5) { lo -= 0.25; hi += 0.25; }
@@ -403,11 +403,11 @@
       var color = PALETTE[i % PALETTE.length];
       var xy = v.points.map(function (p) { return [X(p[0]), Y(p[1] - 3 * p[2])]; });
       if (xy.length > 1) {
-        s.appendChild(svg("path", { cls: "history", "data-version": v.version, "data-points": xy.length, fill: "none", stroke: color, "stroke-width": 2,
+        s.appendChild(svg("path", { "class": "history", "data-version": v.version, "data-points": xy.length, fill: "none", stroke: color, "stroke-width": 2,
           d: xy.map(function (q, j) { return (j ? "L" : "M") + q[0].toFixed(1) + " " + q[1].toFixed(1); }).join(" ") }));
       }
       var last = xy[xy.length - 1], p = v.points[v.points.length - 1];
-      var dot = svg("circle", { cls: "history-end", "data-version": v.version, cx: last[0], cy: last[1], r: 3.5, fill: color });
+      var dot = svg("circle", { "class": "history-end", "data-version": v.version, cx: last[0], cy: last[1], r: 3.5, fill: color });
       dot.appendChild(svg("title", {}, v.label + ": " + (p[1] - 3 * p[2]).toFixed(2) + " after match " + p[0]));
       s.appendChild(dot);
       var swatch = svg("svg", { width: 14, height: 10, viewBox: "0 0 14 10" });
@@ -419,10 +419,10 @@
   }
   function headToHead(rows) {
     if (!rows.length) return el("p", { cls: "muted", id: "h2h-empty" }, "No match yet.");
-    var t = table([["version", "l"], ["opponent", "l"], ["owner", "l opt"], ["matches"], ["wins"], ["losses"], ["draws"], ["score"]], rows.map(function (r) {
+    var t = table([["version", "l"], ["opponent", "l"], ["owner", "l opt2"], ["matches", "opt"], ["wins"], ["losses"], ["draws"], ["score"]], rows.map(function (r) {
       return el("tr", { "data-version": r.version, "data-opponent": r.opponent },
-        td(r.label, "l name"), td(botLink(r.opponent_bot, r.opponent_label), "l name"), td(r.opponent_owner, "l opt name"),
-        td(String(r.matches)), td(String(r.wins)), td(String(r.losses)), td(String(r.draws)), td(pct(r.score)));
+        td(r.label, "l name"), td(botLink(r.opponent_bot, r.opponent_label), "l name"), td(r.opponent_owner, "l opt2 name"),
+        td(String(r.matches), "opt"), td(String(r.wins)), td(String(r.losses)), td(String(r.draws)), td(pct(r.score)));
     }));
     t.id = "head-to-head";
     return t;
