@@ -34,7 +34,7 @@ def _arena(tmp_path: Path) -> tuple[ArenaStore, list[int]]:
 
 
 def test_each_match_adds_a_rating_point_to_each_of_its_versions(tmp_path: Path) -> None:
-    store, (v1, v2, steady) = _arena(tmp_path)
+    store, (_, v2, steady) = _arena(tmp_path)
     with store:
         points = store.rating_history(steady, 100)
         assert [p.n for p in points] == [1, 2, 3, 4, 5, 6]  # from its first match: no point at 0

@@ -2,8 +2,10 @@
 with real bots: sign-up with invites, uploads through the form, validation, play, replays,
 a bot's own output, and who may see what.
 
-The quick test covers the accounts (sign up, CSRF, sign out, markup in a name); the slow one
-plays a ladder. Screenshots of every page at 1280x800 and 390x844 go to ``docs/arena-*.png``
+The quick tests cover the accounts (sign up, CSRF, sign out, markup in a name), and, over
+results written in the store before the server starts (no bot runs), the leaderboard's
+sparklines, a bot's rating history and head-to-head, and the admin's list of versions; the
+slow one plays a ladder. Screenshots of every page at 1280x800 and 390x844 go to ``docs/arena-*.png``
 when ``THIRTYONE_DOCS_SHOTS=1`` (the README shows the leaderboard), else to the artefacts.
 """
 
