@@ -278,6 +278,8 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     assert [c.text_content() for c in cells] == ["sharp.v2", f"{MARKUP_NAME}.v1", MARKUP_NAME, "4", "1", "2", "1", "38%"]
     assert len(t.page.query_selector_all("#head-to-head tbody tr")) == len(h2h) == 3
     assert not t.injected()
+    t.go("/bots/sharp")  # (from its top, for the screenshot: the link scrolled to the plot)
+    t.page.wait_for_selector("#head-to-head")
     t.shot("bot")
     # The bot whose name is markup has a page of its own, drawn as text.
     t.page.click(f"#head-to-head tr[data-opponent='{seeded.odd}'] a")
