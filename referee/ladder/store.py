@@ -85,6 +85,7 @@ CREATE TABLE versions (
     mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL DEFAULT 0,
     wins INTEGER NOT NULL DEFAULT 0, tables INTEGER NOT NULL DEFAULT 0,
     report TEXT NOT NULL DEFAULT '', start_failures INTEGER NOT NULL DEFAULT 0,
+    spark TEXT NOT NULL DEFAULT '[]',
     UNIQUE (bot_id, number)
 );
 CREATE INDEX versions_status ON versions (status);
@@ -114,6 +115,9 @@ CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL,
 #: The meta key counting changes to what the leaderboard shows (see :meth:`ArenaStore.board`).
 BOARD_GEN = "board_gen"
 BUMP_BOARD = "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+#: The latest live ratings (mu - 3 sigma) a version keeps for its leaderboard row's sparkline
+#: (``versions.spark``, a JSON list kept with each result, so the board reads no history).
+SPARK_POINTS = 24
 #: Adds one match's head-to-head outcome of a version against one opponent (better, equal, worse: 1 or 0).
 ADD_PAIR = (
     "INSERT INTO head_to_head VALUES (?, ?, 1, ?, ?, ?) ON CONFLICT(version_id, opponent_id) DO UPDATE SET "
@@ -139,6 +143,8 @@ def _to_v3(conn: sqlite3.Connection) -> None:
     # The head-to-head counts are rebuilt from every finished match, so none is lost.
     for stmt in _HISTORY.split(";"):
         conn.execute(stmt)
+    conn.execute("ALTER TABLE versions ADD COLUMN spark TEXT NOT NULL DEFAULT '[]'")
+    conn.execute("UPDATE versions SET spark = json_array(round(mu - 3 * sigma, 2)) WHERE matches > 0")
     conn.execute(
         "INSERT INTO rating_history SELECT v.id, v.matches, '', v.mu, v.sigma, coalesce((SELECT max(m.finished_at) "
         "FROM match_seats s JOIN matches m ON m.key = s.key WHERE s.version_id = v.id AND m.status = 'done'), v.status_at) "
@@ -796,7 +802,9 @@ class ArenaStore:
     def record_result(
         self, key: str, result: dict[str, Any], log_path: str, duration_s: float, ratings: dict[int, tuple[float, float]]
     ) -> bool:
-        """Commit a finished match with the live ratings it moves, in one transaction.
+        """Commit a finished match with the live ratings it moves, in one transaction: each
+        seat's version gets its new rating, a point of its rating history and its head-to-head
+        against every other seat.
 
         Returns False (and changes nothing) if the match is already done: a result is never
         counted twice.
@@ -818,9 +826,12 @@ class ArenaStore:
                 # A win is first place alone: nobody wins a shared first place (docs/rules.md),
                 # as the official refit counts it.
                 won = placings[s] == 1 and placings.count(1) == 1
+                (spark,) = c.execute("SELECT spark FROM versions WHERE id = ?", (vid,)).fetchone()
+                spark = json.dumps([*json.loads(spark), round(mu - 3 * sigma, 2)][-SPARK_POINTS:])
                 (n,) = c.execute(
-                    "UPDATE versions SET mu = ?, sigma = ?, matches = matches + 1, wins = wins + ? WHERE id = ? RETURNING matches",
-                    (mu, sigma, int(won), vid),
+                    "UPDATE versions SET mu = ?, sigma = ?, matches = matches + 1, wins = wins + ?, spark = ? WHERE id = ? "
+                    "RETURNING matches",
+                    (mu, sigma, int(won), spark, vid),
                 ).fetchone()
                 c.execute("INSERT INTO rating_history VALUES (?, ?, ?, ?, ?, ?)", (vid, n, key, mu, sigma, at))
             c.executemany(ADD_PAIR, list(pair_outcomes(seats, placings)))
@@ -871,32 +882,17 @@ class ArenaStore:
         """The leaderboard's rows, best first: active versions and every version that played.
 
         (id, bot, number, owner, status, live mu, live sigma, matches, wins, then the official
-        mu, sigma, win_low, win_high and faults, None before the first refit). The order, by
+        mu, sigma, win_low, win_high and faults, None before the first refit, and the
+        sparkline's latest live ratings as JSON text). The order, by
         the shown rating's ordinal (mu - 3 sigma), is SQLite's, so no row is built to sort.
         """
         return self._all(
             "SELECT v.id, b.name, v.number, u.name, v.status, v.mu, v.sigma, v.matches, v.wins, "
-            "o.mu, o.sigma, o.win_low, o.win_high, o.faults "
+            "o.mu, o.sigma, o.win_low, o.win_high, o.faults, v.spark "
             f"FROM {_VERSION_FROM} LEFT JOIN official o ON o.version_id = v.id "
             "WHERE v.status = 'active' OR v.matches > 0 "
             "ORDER BY coalesce(o.mu, v.mu) - 3 * coalesce(o.sigma, v.sigma) DESC, b.name || '.v' || v.number"
         )
-
-    def recent_ordinals(self, points: int) -> dict[int, list[float]]:
-        """The last ``points`` live ratings (mu - 3 sigma) of every version on the leaderboard,
-        oldest first: its sparklines. One query, each version's points read through the
-        history's key (version, match number), never a scan of the whole history."""
-        out: dict[int, list[float]] = {}
-        for vid, ordinal in self._all(
-            # CROSS JOIN: SQLite keeps this order (versions outside), so each version's last
-            # points are a range of the history's key; a plain JOIN scanned the whole history.
-            "SELECT v.id, h.mu - 3 * h.sigma FROM versions v CROSS JOIN rating_history h "
-            "ON h.version_id = v.id AND h.n > v.matches - ? WHERE v.status = 'active' OR v.matches > 0 "
-            "ORDER BY v.id, h.n",
-            (points,),
-        ):
-            out.setdefault(int(vid), []).append(float(ordinal))
-        return out
 
     def board_gen(self) -> int:
         """How many times what the leaderboard shows has changed (a result, a status, a refit)."""

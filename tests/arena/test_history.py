@@ -4,6 +4,7 @@ tournament's rule), and an older arena's database brought to this schema with no
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import DB_NAME, SCHEMA_VERSION, ArenaStore, create
 from tests.arena.conftest import fake_version, play_table
 
-#: The tables schema 3 added; what schema 2 had is everything else.
+#: The tables schema 3 added (and a column of versions); what schema 2 had is everything else.
 NEW_TABLES = ("rating_history", "head_to_head")
 
 
@@ -46,7 +47,7 @@ def test_each_match_adds_a_rating_point_to_each_of_its_versions(tmp_path: Path) 
         assert [p.n for p in store.rating_history(steady, 2)] == [1, 6]
         # The leaderboard's sparklines: each row's latest ordinals, oldest first.
         rows = {r["version"]: r for r in board.standings(store)}
-        assert rows[steady]["spark"] == [round(p.mu - 3 * p.sigma, 3) for p in points]
+        assert rows[steady]["spark"] == [round(p.mu - 3 * p.sigma, 2) for p in points]
         assert len(rows[v2]["spark"]) == 2
 
 
@@ -93,11 +94,12 @@ def test_an_arena_of_schema_2_upgrades_with_nothing_lost(tmp_path: Path) -> None
     with store:
         h2h = sorted((v, o, h.matches, h.better, h.equal, h.worse) for v, o, h in store.head_to_head([v1, v2, steady]))
         live = {v: (store.version(v).mu, store.version(v).sigma, store.version(v).matches) for v in (v1, v2, steady)}
-    # The same arena as schema 2 stored it: without the new tables, at version 2.
+    # The same arena as schema 2 stored it: without the new tables and column, at version 2.
     db = folder / DB_NAME
     conn = sqlite3.connect(db)
     for t in NEW_TABLES:
         conn.execute(f"DROP TABLE {t}")
+    conn.execute("ALTER TABLE versions DROP COLUMN spark")
     conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
@@ -110,7 +112,10 @@ def test_an_arena_of_schema_2_upgrades_with_nothing_lost(tmp_path: Path) -> None
         # Every row of every old table is as it was (the meta's schema version and board
         # generation aside: the kept leaderboard is rebuilt with its sparklines).
         for table, rows in old.items():
-            if table != "meta":
+            if table == "versions":  # a column more: the sparkline's latest ratings
+                assert [r[:-1] for r in new[table]] == rows
+                assert [json.loads(r[-1]) for r in new[table]] == [[round(r[16] - 3 * r[17], 2)] for r in rows]  # mu, sigma
+            elif table != "meta":
                 assert new[table] == rows, table
         meta_old, meta_new = dict(old["meta"]), dict(new["meta"])
         assert {k: v for k, v in meta_new.items() if k not in ("schema_version", "board_gen")} == {

@@ -444,7 +444,8 @@
         headToHead(res[3].rows),
         el("h2", null, "Recent matches"), ms.length ? matchTable(ms) : el("p", { cls: "muted" }, "No match yet."),
         el("p", null, el("a", { href: "/matches?bot=" + enc(b.name) }, "every match of " + b.name + " →")));
-      if (location.hash === "#ratings") document.getElementById("ratings").scrollIntoView();
+      var plot = document.getElementById("ratings");
+      if (location.hash === "#ratings" && plot) plot.scrollIntoView();
     }, fail);
   }
 
