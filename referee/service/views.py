@@ -60,7 +60,8 @@ def match_view(store: ArenaStore, m: LadderMatch, labels: dict[int, Version] | N
         out.update(placings=m.result["placings"], winner=m.result["winner"], reason=m.result["reason"], rounds=m.result["rounds"])
     if m.deal_done and m.status == "done":
         out["seed"] = str(deal_seed(_secret(store.folder), m.table_id))
-        out["log"] = f"/api/v1/matches/{m.key}/log"
+        if m.log_path:  # (a match the referee could not log has a result and no replay)
+            out["log"] = f"/api/v1/matches/{m.key}/log"
     return out
 
 

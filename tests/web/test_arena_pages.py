@@ -277,6 +277,8 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     cells = t.page.query_selector_all(f"#head-to-head tr[data-version='{seeded.sharp2}'][data-opponent='{seeded.odd}'] td")
     assert [c.text_content() for c in cells] == ["sharp.v2", f"{MARKUP_NAME}.v1", MARKUP_NAME, "4", "1", "2", "1", "38%"]
     assert len(t.page.query_selector_all("#head-to-head tbody tr")) == len(h2h) == 3
+    # These results have no logs: no replay link leads to a 404.
+    assert t.page.query_selector_all("#matches tbody tr") and not t.page.query_selector_all("#matches a[href$='/replay']")
     assert not t.injected()
     t.go("/bots/sharp")  # (from its top, for the screenshot: the link scrolled to the plot)
     t.page.wait_for_selector("#head-to-head")
