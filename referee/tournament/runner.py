@@ -595,7 +595,8 @@ class _Plan:
                 return self._pop(key)
         if not self._groups:
             return None
-        first = list(itertools.islice(self._groups, PLAN_LOOKAHEAD))
+        # The other workers' tables do not count toward the look-ahead: they are never free.
+        first = list(itertools.islice(self._groups, PLAN_LOOKAHEAD + len(taken)))
         free = [k for k in first if k not in taken] or first
 
         def missing(key: tuple[str, ...]) -> int:

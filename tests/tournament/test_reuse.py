@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from referee.tournament.runner import LocalPool, MatchTask, TaskResult, _Plan, _Slot, pending_tasks, run_pending
+from referee.tournament.runner import (
+    LocalPool,
+    MatchTask,
+    TaskResult,
+    _Plan,
+    _Slot,
+    pending_tasks,
+    run_pending,
+)
 from referee.tournament.schedule import build_schedule, build_sprt_schedule
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
