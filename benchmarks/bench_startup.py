@@ -11,11 +11,11 @@ prints the p50 and p95 of the whole, then a breakdown, each part's median:
   prints once its server is up and says SERVING (interpreter, imports, server);
 - **noticing SERVING**: from the start line until the referee's health check sees SERVING
   (the poll interval, the reconnect backoff);
-- and, measured apart in plain (unsandboxed) subprocesses, the fastest of ``--n`` each (the
-  least disturbed by other work): the interpreter's start
+- and, measured apart in plain (unsandboxed) subprocesses, in CPU time (steadier than the
+  wall clock on a busy machine), the least of ``--n`` each: the interpreter's start
   (``python -c pass``), the imports of ``grpc``, of ``protobuf`` with our messages, of the
   ``sdk`` (which holds both) and of the sample bot, and the SDK server's start in a process
-  that has imported everything.
+  that has imported everything (wall time).
 
 With ``--old REV`` (e.g. ``main``) it runs the same measurement on that commit's code too,
 interleaved with this tree's (each side in a subprocess with its packages on ``PYTHONPATH``,
@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -68,11 +69,14 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
-def _wall(code: str) -> float:
-    t = time.perf_counter()
+def _cpu(code: str) -> float:
+    """CPU seconds (user and system) of a fresh interpreter running ``code``: on a busy
+    machine a steadier measure of work than the wall clock."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     # Run from elsewhere than the repository: ``-c`` puts the working folder first on sys.path.
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tempfile.gettempdir())
-    return time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 async def _one(sandboxed: bool, tmp: str) -> tuple[float, dict[str, float]]:
@@ -129,9 +133,9 @@ def measure(n: int, sandboxed: bool) -> dict[str, Any]:
             for k, v in got.items():
                 parts.setdefault(k, []).append(v)
     # The fastest of n, for the parts measured apart: on a busy machine the least disturbed.
-    apart = {"interpreter start": min(_wall("pass") for _ in range(n))}
+    apart = {"interpreter start (CPU)": min(_cpu("pass") for _ in range(n))}
     for name, code in IMPORTS.items():
-        apart[name] = max(0.0, min(_wall(code) for _ in range(n)) - apart["interpreter start"])
+        apart[f"{name} (CPU)"] = max(0.0, min(_cpu(code) for _ in range(n)) - apart["interpreter start (CPU)"])
     mod = __import__(f"sample_bots.{BOT}", fromlist=["x"])
     cls = next(k for k, v in vars(mod).items() if isinstance(v, type) and v.__module__ == mod.__name__)
     code = SERVER_START.format(bot=BOT, cls=cls)
