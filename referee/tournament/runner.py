@@ -3,7 +3,9 @@
 The executor is a pool of worker processes (the Python referee is CPU-bound, so threads
 would share one core). Each worker keeps its bots running across the matches it plays
 (no launch per match) and sends back one plain result per match; the parent alone writes
-the database, one transaction per match. A killed run loses only the matches in flight,
+the database, one transaction per match. The parent hands the matches out table by table
+(:class:`_Plan`): a worker plays on at its table, every rotation of a deal and deal after
+deal, so that a bot starts about once per table and worker, not once per match. A killed run loses only the matches in flight,
 which the next run plays again from the same seeds.
 
 Nothing a worker does can block the parent: each worker has a pipe of its own (no shared
