@@ -59,6 +59,9 @@ UNCHARGED_WORK_NS = 2_000_000
 #: holds the bot back): a bot that floods the stream cannot grow the referee's memory.
 INBOX_LIMIT = 64
 
+#: How often, in seconds, a starting bot's socket is looked for (see :func:`wait_serving`).
+SOCKET_POLL_S = 0.002
+
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     # Bots are local or named by address; an http_proxy variable must not reroute them.
@@ -593,6 +596,10 @@ async def wait_serving(
     # connection; a bot named by its address should answer now, so a refusal is final (after
     # a short grace) instead of costing the whole start-up timeout.
     launched = process is not None
+    # A launched bot's Unix socket: no health check is sent before it exists. A check that
+    # finds nothing sets gRPC's reconnect backoff going (up to CHANNEL_OPTIONS' maximum), and
+    # the bot's start then waits out the backoff's rest: a stat of the path costs microseconds.
+    socket_path = process.address.removeprefix("unix://") if process is not None and process.address.startswith("unix://") else None
     refused_since: float | None = None
     wrong_address_seen = False
     while True:
@@ -611,6 +618,12 @@ async def wait_serving(
                 if wrong_address_seen:
                     raise _start_error(spec, process, f"serves at the wrong address{_address_note(process)}")
                 wrong_address_seen = True
+        if socket_path is not None:
+            if not os.path.exists(socket_path):
+                last = "no socket at its address yet"
+                await asyncio.sleep(SOCKET_POLL_S)
+                continue
+            socket_path = None  # there: from now on gRPC's own retries apply
         # Ask both names every time: a bot may say NOT_SERVING for its BotService while it
         # loads (C++'s default health service says SERVING for "" as soon as it starts).
         statuses: dict[str, str] = {}
