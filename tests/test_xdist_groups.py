@@ -21,7 +21,8 @@ _seen: dict[str, str] = {}
 
 @pytest.mark.parametrize("n", range(4))
 def test_every_test_of_a_group_runs_in_the_same_process(n: int, request: pytest.FixtureRequest) -> None:
-    if WORKER is None or request.config.getoption("dist") != "loadgroup":
+    # xdist's workers see --dist as "no"; it leaves them this flag instead.
+    if WORKER is None or not getattr(request.config.option, "loadgroup", False):
         pytest.skip("not scheduled by pytest-xdist's --dist loadgroup (the suite's default)")
     # The scheduler reads the group from the id's suffix; without it the group is ignored.
     assert request.node.nodeid.endswith("@test_xdist_groups"), request.node.nodeid
