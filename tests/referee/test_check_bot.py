@@ -242,7 +242,7 @@ def test_the_first_decision_may_use_the_time_bank(broken: dict[str, tuple[Compli
 def test_sigterm_reaches_the_bot_inside_its_sandbox() -> None:
     """Sandboxed, the referee's own SIGTERM kills bubblewrap, never the bot: the check signals
     the bot inside, so a bot that ignores SIGTERM fails there too, and one that obeys passes."""
-    reports = check_all({"proof": noncompliant("sigterm_proof"), "good": noncompliant("good")}, sandbox=True)
+    reports = check_all({"proof": noncompliant("sigterm_proof"), "good": noncompliant("good")}, sandbox=True, tc=ROOMY_TC)
     proof, good = reports["proof"], reports["good"]
     assert proof.sandboxed and statuses(proof)["sigterm"] == "fail"
     assert "still running 1 s after SIGTERM" in reason(proof, "sigterm")
