@@ -124,6 +124,12 @@ class SeatStream:
     # Inbox item kinds.
     _MESSAGE, _END, _ERROR = 0, 1, 2
 
+    @property
+    def gave_up_on(self) -> bool:
+        """Whether a decision was given up on (timed out, or answered with another id) and its
+        answer has not come since: the bot may still be busy with it."""
+        return bool(self._abandoned)
+
     async def start(self, info: wire.MatchInfo) -> None:
         """Open the stream and send ``match_start``; a failure surfaces at the first decision."""
         request = wire.match_start_request(info)
