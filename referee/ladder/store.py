@@ -927,7 +927,7 @@ class ArenaStore:
     def head_to_head(self, version_ids: Sequence[int]) -> list[tuple[int, int, HeadToHead]]:
         """How each of these versions fared against each opponent version it met: (version,
         opponent, counts), the most played first."""
-        from referee.tournament.standings import HeadToHead  # (its module brings scipy: only here)
+        from referee.tournament.standings import HeadToHead
 
         if not version_ids:
             return []

@@ -66,8 +66,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scipy.stats import norm
-
 from referee.game.errors import shown
 
 Model = Literal["pentanomial", "normal"]
@@ -185,6 +183,10 @@ def estimate(n: int, mean: float, variance: float, confidence: float = CONFIDENC
     """Elo difference with its interval, and the likelihood of superiority."""
     if n == 0:
         return Estimate(0.0, -math.inf, math.inf, 0.5)
+    # Imported here: scipy.stats costs over a second, and the CLI imports this module for
+    # every command.
+    from scipy.stats import norm
+
     se = math.sqrt(max(variance, 0.0) / n)
     z = float(norm.ppf(0.5 + confidence / 2.0))
     if se > 0:

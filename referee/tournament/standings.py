@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from openskill.models import PlackettLuce
-from scipy.stats import binomtest
 
 from referee.text import plural
 from referee.tournament.schedule import DealProgress, schedule_for
@@ -226,6 +225,10 @@ def compute_standings(
     for name, st in table.items():
         st.mu, st.sigma = ratings[name]
         if st.matches:
+            # Imported here: scipy.stats costs over a second, and every command (--help
+            # included) imports this module.
+            from scipy.stats import binomtest
+
             ci = binomtest(st.wins, st.matches).proportion_ci(confidence_level=0.95, method="wilson")
             st.win_low, st.win_high = float(ci.low), float(ci.high)
     ordered = sorted(table.values(), key=lambda b: (-b.ordinal, b.mean_placing, b.name))
