@@ -14,11 +14,13 @@
 - :func:`replay_log` is the walk as a check that raises: :class:`~referee.faults.ReplayError`
   at the first divergence, else the replayed model and its result.
 
-The encoding is protobuf's own JSON mapping (``json_format``), with fields at their zero
+The encoding is protobuf's own JSON mapping, as ``json_format`` prints it, with fields at their zero
 value written out (``"seat": 0``) so the file reads well without knowing proto3's rules;
 fields that can be unset (``optional`` ones, messages) appear only when set. Key order is
 whatever ``json_format`` gives (it varies with which fields are zero): readers parse lines,
-never compare them as text. The README's "The match log" says the same, and
+never compare them as text. The lines are written by :mod:`referee.protojson`, which gives
+``json_format``'s bytes without its reflection (the referee writes a line or two per
+decision); they are read with ``json_format``. The README's "The match log" says the same, and
 ``tests/test_docs.py`` checks it against real lines.
 Conversions between messages and the referee's values are :mod:`referee.wire`'s.
 """
@@ -35,7 +37,7 @@ from typing import IO, NoReturn
 from google.protobuf import json_format
 from thirtyone.v1 import log_pb2
 
-from referee import wire
+from referee import protojson, wire
 from referee.faults import LogError, ReplayError
 from referee.game import (
     ActionKind,
@@ -80,9 +82,11 @@ def schema_version_for(rules: Rules) -> int:
     return SCHEMA_VERSION if plain else VARIANT_SCHEMA_VERSION
 
 
-def encode_record(record: log_pb2.LogRecord) -> str:
-    """One log line (without its newline): the record in proto JSON, zero values included."""
-    return json_format.MessageToJson(record, indent=None, always_print_fields_with_no_presence=True)
+#: One log line (without its newline) from a record: the record in proto JSON, zero values
+#: included, exactly as ``json_format.MessageToJson(record, indent=None,
+#: always_print_fields_with_no_presence=True)`` writes it (:mod:`referee.protojson`, planned
+#: once from the descriptor rather than by reflection on every line).
+encode_record: Callable[[log_pb2.LogRecord], str] = protojson.encoder(log_pb2.LogRecord.DESCRIPTOR)
 
 
 #: The mode of a match log file: readable by the referee's user alone.
