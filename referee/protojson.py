@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import base64
 import json.encoder
+import keyword
 import math
 from collections.abc import Callable
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from google.protobuf.message import Message
 
 #: A message to its JSON text.
 Encoder = Callable[[Any], str]
@@ -90,157 +90,162 @@ def _double_is_set(v: float) -> bool:
     return v != 0.0 or math.copysign(1.0, v) < 0
 
 
-def _value_text(field: FieldDescriptor, encoders: dict[str, Encoder]) -> Callable[[Any], str]:
-    """One value of ``field`` to JSON text."""
-    t = field.type
-    where = f"{field.full_name}"
-    if t == FieldDescriptor.TYPE_MESSAGE:
-        sub = field.message_type
-        assert sub is not None
-        if sub.GetOptions().map_entry:
-            raise UnsupportedField(f"{where}: a map field")
-        return _message_encoder(sub, encoders)
-    if t == FieldDescriptor.TYPE_ENUM:
-        enum = field.enum_type
-        assert enum is not None
-        if enum.is_closed:
-            raise UnsupportedField(f"{where}: a closed (proto2) enum")
-        for ev in enum.values:
-            if ev.GetOptions().ListFields():
-                raise UnsupportedField(f"{where}: enum value {ev.name} has options (a JSON name of its own?)")
-        names = {ev.number: '"' + ev.name + '"' for ev in enum.values}
+class _Plan:
+    """The source of one encoder per message type, compiled together (see :func:`encoder`).
 
-        def enum_text(v: int) -> str:
-            name = names.get(v)
-            return name if name is not None else str(v)
+    Each message type becomes one straight-line function, ``_m0``, ``_m1``, ... (one per
+    type, found through ``names``, so a type that holds itself calls its own function),
+    appending the ``"key": value`` text of each set field to ``h`` and of each unset field
+    to ``t``; the constants it uses (keys, zero texts, enum names) are in ``namespace``.
+    This is what ``json_format`` works out by reflection for every message, done once.
+    """
 
-        return enum_text
-    if t == FieldDescriptor.TYPE_STRING:
-        return _quote
-    if t == FieldDescriptor.TYPE_BOOL:
-        return _bool_text
-    if t in _INT32_TYPES:
-        return int.__repr__
-    if t in _INT64_TYPES:
-        return _int64_text
-    if t == FieldDescriptor.TYPE_DOUBLE:
-        return _double_text
-    if t == FieldDescriptor.TYPE_BYTES:
-        return _bytes_text
-    raise UnsupportedField(f"{where}: field type {t} (float and group fields are not written)")
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.source: list[str] = []
+        self.namespace: dict[str, Any] = {
+            "Q": _quote,
+            "D": _double_text,
+            "B": _bytes_text,
+            "BOOL": _bool_text,
+            "INT64": _int64_text,
+            "DSET": _double_is_set,
+        }
 
+    def const(self, value: Any) -> str:
+        """A name for a constant of the generated code."""
+        name = f"c{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
 
-#: One step of a message's plan: given the message, add the field's ``"key": value`` text to
-#: the set fields (first list) or the unset ones (second list).
-_Step = Callable[[Any, list[str], list[str]], None]
-
-
-def _step(field: FieldDescriptor, encoders: dict[str, Encoder]) -> _Step:
-    """The plan's step for one field (not a member of a real oneof: see _oneof_step)."""
-    name = field.name
-    key = _quote(field.json_name) + ": "
-    text = _value_text(field, encoders)
-    if field.is_repeated:
-        empty = key + "[]"
-
-        def repeated(msg: Any, head: list[str], tail: list[str]) -> None:
-            values = getattr(msg, name)
-            if values:
-                head.append(key + "[" + ", ".join(map(text, values)) + "]")
-            else:
-                tail.append(empty)
-
-        return repeated
-    if field.has_presence:
-
-        def present(msg: Any, head: list[str], tail: list[str]) -> None:
-            if msg.HasField(name):
-                head.append(key + text(getattr(msg, name)))
-
-        return present
-    zero = key + text(field.default_value)
-    if field.type == FieldDescriptor.TYPE_DOUBLE:
-
-        def double(msg: Any, head: list[str], tail: list[str]) -> None:
-            v = getattr(msg, name)
-            if _double_is_set(v):
-                head.append(key + text(v))
-            else:
-                tail.append(zero)
-
-        return double
-
-    def scalar(msg: Any, head: list[str], tail: list[str]) -> None:
-        v = getattr(msg, name)
-        if v:
-            head.append(key + text(v))
-        else:
-            tail.append(zero)
-
-    return scalar
-
-
-def _oneof_step(oneof_name: str, members: list[FieldDescriptor], encoders: dict[str, Encoder]) -> _Step:
-    """One step for all the members of a oneof: the one set, if any (a WhichOneof, rather
-    than a HasField for each member)."""
-    keyed = {f.name: (_quote(f.json_name) + ": ", f.name) for f in members}
-    texts: dict[str, Callable[[Any], str]] = {}
-    for f in members:
-        texts[f.name] = _value_text(f, encoders)
-
-    def oneof(msg: Any, head: list[str], tail: list[str]) -> None:
-        which = msg.WhichOneof(oneof_name)
-        if which is not None:
-            key, attr = keyed[which]
-            head.append(key + texts[which](getattr(msg, attr)))
-
-    return oneof
-
-
-def _message_encoder(desc: Descriptor, encoders: dict[str, Encoder]) -> Encoder:
-    found = encoders.get(desc.full_name)
-    if found is not None:
-        return found
-    if desc.file.package == "google.protobuf":
-        raise UnsupportedField(f"{desc.full_name}: a well-known type, with a JSON form of its own")
-    steps: list[_Step] = []
-
-    def encode(msg: Message) -> str:
-        head: list[str] = []
-        tail: list[str] = []
-        for step in steps:
-            step(msg, head, tail)
-        if tail:
-            head += tail
-        return "{" + ", ".join(head) + "}"
-
-    # Registered before the fields are planned, so that a recursive message type finds it.
-    encoders[desc.full_name] = encode
-    fields = sorted(desc.fields, key=lambda f: f.number)
-    if fields != list(desc.fields):
-        # Unset fields come in declaration order, set ones in number order: one list of
-        # steps in number order gives both only when the two orders agree.
-        raise UnsupportedField(f"{desc.full_name}: fields not declared in field-number order")
-    if desc.extension_ranges:
-        raise UnsupportedField(f"{desc.full_name}: a message with extensions")
-    numbers = [f.number for f in fields]
-    planned: set[str] = set()
-    for f in fields:
-        oneof = f.containing_oneof
-        if oneof is None or len(oneof.fields) == 1:
+    def message(self, desc: Descriptor) -> str:
+        """The function name of a message type's encoder, planning it the first time."""
+        found = self.names.get(desc.full_name)
+        if found is not None:
+            return found
+        if desc.file.package == "google.protobuf":
+            raise UnsupportedField(f"{desc.full_name}: a well-known type, with a JSON form of its own")
+        if desc.extension_ranges:
+            raise UnsupportedField(f"{desc.full_name}: a message with extensions")
+        fields = sorted(desc.fields, key=lambda f: f.number)
+        if fields != list(desc.fields):
+            # Unset fields come in declaration order, set ones in number order: one pass in
+            # number order gives both only when the two orders agree.
+            raise UnsupportedField(f"{desc.full_name}: fields not declared in field-number order")
+        fn = self.names[desc.full_name] = f"_m{len(self.names)}"  # before the fields: recursion
+        body: list[str] = []
+        numbers = [f.number for f in fields]
+        planned: set[str] = set()
+        for f in fields:
+            oneof = f.containing_oneof
+            if oneof is not None and len(oneof.fields) > 1:
+                members = sorted(oneof.fields, key=lambda m: m.number)
+                span = numbers[numbers.index(members[0].number) : numbers.index(members[-1].number) + 1]
+                if span == [m.number for m in members]:
+                    # One WhichOneof for the members, rather than a HasField for each.
+                    if oneof.name not in planned:
+                        planned.add(oneof.name)
+                        body += self._oneof(oneof.name, members)
+                    continue
+                # Other fields between the members: each member in its own place, below.
             # A proto3 `optional` field sits alone in a (synthetic) oneof: a field with
             # presence, written when set, as a oneof of one member would be.
-            steps.append(_step(f, encoders))
-            continue
-        members = sorted(oneof.fields, key=lambda m: m.number)
-        span = numbers[numbers.index(members[0].number) : numbers.index(members[-1].number) + 1]
-        if span != [m.number for m in members]:
-            # Other fields between the members: each member in its own place.
-            steps.append(_step(f, encoders))
-        elif oneof.name not in planned:
-            planned.add(oneof.name)
-            steps.append(_oneof_step(oneof.name, members, encoders))
-    return encode
+            body += self._field(f)
+        self.source.append(f"def {fn}(m):\n    h = []\n    t = []\n")
+        self.source.extend(f"    {line}\n" for line in body)
+        self.source.append('    return "{" + ", ".join(h + t) + "}"\n\n')
+        return fn
+
+    def _get(self, f: FieldDescriptor) -> str:
+        return f"m.{f.name}" if f.name.isidentifier() and not keyword.iskeyword(f.name) else f"getattr(m, {f.name!r})"
+
+    def _text(self, f: FieldDescriptor, v: str) -> str:
+        """The expression of one value ``v`` of field ``f`` as JSON text."""
+        t = f.type
+        if t == FieldDescriptor.TYPE_MESSAGE:
+            assert f.message_type is not None
+            if f.message_type.GetOptions().map_entry:
+                raise UnsupportedField(f"{f.full_name}: a map field")
+            return f"{self.message(f.message_type)}({v})"
+        if t == FieldDescriptor.TYPE_ENUM:
+            names = self.const(_enum_names(f))
+            return f"({names}.get({v}) or str({v}))"
+        if t == FieldDescriptor.TYPE_STRING:
+            return f"Q({v})"
+        if t == FieldDescriptor.TYPE_BOOL:
+            return f"BOOL({v})"
+        if t in _INT32_TYPES:
+            return f"str({v})"
+        if t in _INT64_TYPES:
+            return f"INT64({v})"
+        if t == FieldDescriptor.TYPE_DOUBLE:
+            return f"D({v})"
+        if t == FieldDescriptor.TYPE_BYTES:
+            return f"B({v})"
+        raise UnsupportedField(f"{f.full_name}: field type {t} (float and group fields are not written)")
+
+    def _field(self, f: FieldDescriptor) -> list[str]:
+        key = self.const(_quote(f.json_name) + ": ")
+        get = self._get(f)
+        if f.is_repeated:
+            empty = self.const(_quote(f.json_name) + ": []")
+            item = self.const(eval(f"lambda x: {self._text(f, 'x')}", self.namespace))
+            return [
+                f"v = {get}",
+                "if v:",
+                f'    h.append({key} + "[" + ", ".join(map({item}, v)) + "]")',
+                "else:",
+                f"    t.append({empty})",
+            ]
+        if f.has_presence:
+            return [f"if m.HasField({f.name!r}):", f"    h.append({key} + {self._text(f, get)})"]
+        zero = self.const(_quote(f.json_name) + ": " + _zero_text(f))
+        test = "DSET(v)" if f.type == FieldDescriptor.TYPE_DOUBLE else "v"
+        return [f"v = {get}", f"if {test}:", f"    h.append({key} + {self._text(f, 'v')})", "else:", f"    t.append({zero})"]
+
+    def _oneof(self, name: str, members: list[FieldDescriptor]) -> list[str]:
+        lines = [f"w = m.WhichOneof({name!r})"]
+        for i, f in enumerate(members):
+            key = self.const(_quote(f.json_name) + ": ")
+            lines += [f"{'if' if i == 0 else 'elif'} w == {f.name!r}:", f"    h.append({key} + {self._text(f, self._get(f))})"]
+        return lines
+
+    def compile(self) -> None:
+        """Define every planned function in the namespace."""
+        exec(compile("".join(self.source), "<referee.protojson>", "exec"), self.namespace)
+
+
+def _enum_names(f: FieldDescriptor) -> dict[int, str]:
+    """An enum field's values as their quoted names; refused for what json_format treats apart."""
+    enum = f.enum_type
+    assert enum is not None
+    if enum.is_closed:
+        raise UnsupportedField(f"{f.full_name}: a closed (proto2) enum")
+    for ev in enum.values:
+        if ev.GetOptions().ListFields():
+            raise UnsupportedField(f"{f.full_name}: enum value {ev.name} has options (a JSON name of its own?)")
+    return {ev.number: '"' + ev.name + '"' for ev in enum.values}
+
+
+def _zero_text(f: FieldDescriptor) -> str:
+    """The JSON text of a field without presence at its zero value."""
+    v = f.default_value
+    t = f.type
+    if t == FieldDescriptor.TYPE_ENUM:
+        return _enum_names(f).get(v) or str(v)
+    if t == FieldDescriptor.TYPE_STRING:
+        return _quote(v)
+    if t == FieldDescriptor.TYPE_BOOL:
+        return _bool_text(v)
+    if t in _INT32_TYPES:
+        return str(v)
+    if t in _INT64_TYPES:
+        return _int64_text(v)
+    if t == FieldDescriptor.TYPE_DOUBLE:
+        return _double_text(v)
+    if t == FieldDescriptor.TYPE_BYTES:
+        return _bytes_text(v)
+    raise UnsupportedField(f"{f.full_name}: field type {t} (float and group fields are not written)")
 
 
 def encoder(desc: Descriptor) -> Encoder:
@@ -249,4 +254,8 @@ def encoder(desc: Descriptor) -> Encoder:
     Raises :class:`UnsupportedField` for a message type (or a type it holds) with a field
     this module does not write.
     """
-    return _message_encoder(desc, {})
+    plan = _Plan()
+    fn = plan.message(desc)
+    plan.compile()
+    encode: Encoder = plan.namespace[fn]
+    return encode
