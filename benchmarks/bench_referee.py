@@ -220,14 +220,14 @@ async def _sdk_cost(streams: list[list[bytes]]) -> tuple[float, int]:
     for sent in streams:
         inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
 
-        async def requests() -> AsyncIterator[bot_pb2.PlayRequest]:
+        async def requests(inbox: asyncio.Queue[bytes | None]) -> AsyncIterator[bot_pb2.PlayRequest]:
             while (data := await inbox.get()) is not None:
                 yield bot_pb2.PlayRequest.FromString(data)
 
         inbox.put_nowait(sent[0])  # match_start
         inbox.put_nowait(sent[1])
         following = iter(sent[2:])
-        async for answer in service.Play(requests(), context):  # type: ignore[arg-type]
+        async for answer in service.Play(requests(inbox), context):  # type: ignore[arg-type]
             answer.SerializeToString()
             decisions += 1
             inbox.put_nowait(next(following))

@@ -71,6 +71,9 @@ def card_to_pb(c: Card) -> str:
 # must not guess what a bot meant. A dict lookup is also the cheapest check on a hot path.
 _WIRE_CARDS: dict[str, Card] = {c.text: c for c in DECK}
 _WIRE_CARDS.update({"10" + c.text[1]: c for c in DECK if c.text[0] == "T"})
+# Each card's text by its index: a tuple lookup, cheaper than the Card.text property on the
+# paths that run for every decision.
+_CARD_TEXT: tuple[str, ...] = tuple(Card(i).text for i in range(52))
 
 
 def card_from_pb(text: str, field: str = "card") -> Card:
@@ -420,6 +423,105 @@ def decision_request(obs: Observation, decision_id: int, budget_ms: int, bank_ms
             decision_id=decision_id, observation=observation_to_pb(obs), budget_ms=budget_ms, time_bank_ms=bank_ms
         )
     )
+
+
+# The decision request as bytes. A request is an observation, and most of an observation is
+# the same from one decision to the next: the rules (the whole match), the history (it only
+# grows within a round), the legal actions (a few dozen different ones in all). Protobuf
+# messages concatenate: the bytes of two messages of one type, one after the other, parse as
+# the two merged, repeated fields appended in order. So the request is the bytes of what
+# changes, built as a message, followed by the bytes of the rest, each serialised once and
+# kept. A bot reads the same Observation as from decision_request(...) (tests check it);
+# only the order of the fields on the wire differs, which protobuf parsers ignore.
+
+
+def _length_delimited(number: int, payload: bytes) -> bytes:
+    """A length-delimited field: its tag, the payload's length (varints), the payload."""
+    head = bytearray()
+    for n in ((number << 3) | 2, len(payload)):
+        while n > 0x7F:
+            head.append((n & 0x7F) | 0x80)
+            n >>= 7
+        head.append(n)
+    return bytes(head) + payload
+
+
+_HISTORY_FIELD = game_pb2.Observation.DESCRIPTOR.fields_by_name["history"].number
+_LEGAL_FIELD = game_pb2.Observation.DESCRIPTOR.fields_by_name["legal_actions"].number
+_RULES_FIELD = game_pb2.Observation.DESCRIPTOR.fields_by_name["rules"].number
+_OBSERVATION_FIELD = bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name["observation"].number
+_DECISION_FIELD = bot_pb2.PlayRequest.DESCRIPTOR.fields_by_name["decision_request"].number
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_bytes(r: Rules) -> bytes:
+    return _length_delimited(_RULES_FIELD, rules_to_pb(r).SerializeToString())
+
+
+# Bounded by the game: 14 kinds, 9 seats, 53 cards (a SWAP_HAND also by the face-up hand).
+@functools.lru_cache(maxsize=8192)
+def _event_bytes(e: PublicEvent, face_up: tuple[Card, ...]) -> bytes:
+    return _length_delimited(_HISTORY_FIELD, public_event_to_pb(e, face_up).SerializeToString())
+
+
+@functools.lru_cache(maxsize=1024)
+def _action_bytes(a: Action) -> bytes:
+    return _length_delimited(_LEGAL_FIELD, action_to_pb(a).SerializeToString())
+
+
+def decision_request_bytes(obs: Observation, decision_id: int, budget_ms: int, bank_ms: int) -> bytes:
+    """:func:`decision_request` serialised, with less work: what the Play stream sends.
+
+    The same message as ``decision_request(obs, ...)`` once parsed; the parts that repeat
+    from one decision to the next (rules, history events, legal actions) are serialised once
+    and kept (see above).
+    """
+    t = _CARD_TEXT
+    msg = game_pb2.Observation(
+        seat=obs.seat,
+        players=obs.players,
+        round=obs.round_no,
+        turn=obs.turn,
+        phase=_PHASE_TO_PB[obs.phase],
+        hand=[t[c] for c in obs.hand],
+        discard_pile=[t[c] for c in obs.discard_pile],
+        stock_size=obs.stock_size,
+        tokens=obs.tokens,
+        in_game=obs.in_game,
+        dealer=obs.dealer,
+        turns_left_after_knock=obs.turns_left_after_knock,
+        dummy_state=_DUMMY_TO_PB[obs.dummy_state],
+        pot=obs.pot,
+        rounds_in_match=obs.rounds_in_match,
+    )
+    if obs.widow:
+        msg.widow.extend([t[c] for c in obs.widow])
+    face_up = obs.face_up
+    if face_up:
+        msg.dead_hand.extend([t[c] for c in face_up])
+    if obs.rules.scoring == "pot":
+        msg.chips.extend(obs.chips)
+    if obs.dummy_taker is not None:
+        msg.dummy_taker = obs.dummy_taker
+    if obs.drawn_card is not None:
+        msg.drawn_card = t[obs.drawn_card]
+    if obs.drawn_from is not None:
+        msg.drawn_from = _PILE_TO_PB[obs.drawn_from]
+    if obs.knocker is not None:
+        msg.knocker = obs.knocker
+    swap_hand = EventKind.SWAP_HAND
+    observation = b"".join(
+        [
+            msg.SerializeToString(),
+            *[_event_bytes(e, face_up if e.kind is swap_hand else ()) for e in obs.history],
+            *[_action_bytes(a) for a in obs.legal_actions],
+            _rules_bytes(obs.rules),
+        ]
+    )
+    request = bot_pb2.DecisionRequest(
+        decision_id=decision_id, budget_ms=budget_ms, time_bank_ms=bank_ms
+    ).SerializeToString() + _length_delimited(_OBSERVATION_FIELD, observation)
+    return _length_delimited(_DECISION_FIELD, request)
 
 
 # ---------------------------------------------------------------- round results (log)
@@ -968,21 +1070,33 @@ def action_event_to_pb(
     """An action as a log line, with the card drawn (even from the stock), the cards a swap
     took (``taken``, see :func:`taken_cards`), the decision's phase and its timing (``late``:
     past the budget and the bank left, inside the grace; written only when true)."""
-    ev = log_pb2.ActionEvent(
-        seat=rec.seat,
-        action=action_to_pb(rec.action),
-        decision_id=decision_id,
-        latency_us=min(latency_us, _MAX_UINT32),
-        by_referee=by_referee,
-        taken_cards=[c.text for c in taken],
-    )
+    # Filled in place: one line per decision, and building the nested messages by keyword
+    # copies each into its parent (three times the work).
+    line = log_pb2.LogRecord()
+    event = line.event
+    event.round = rec.round_no
+    event.turn = rec.turn
+    ev = event.action
+    ev.seat = rec.seat
+    action = rec.action
+    msg = ev.action
+    msg.kind = _KIND_TO_PB[action.kind]
+    if action.card is not None:
+        msg.card = _CARD_TEXT[action.card]
+    if action.widow_card is not None:
+        msg.widow_card = _CARD_TEXT[action.widow_card]
+    ev.decision_id = decision_id
+    ev.latency_us = min(latency_us, _MAX_UINT32)
+    ev.by_referee = by_referee
+    if taken:
+        ev.taken_cards.extend([_CARD_TEXT[c] for c in taken])
     if phase is not None:
         ev.phase = _PHASE_TO_PB[phase]
     if late:
         ev.late = True
-    if rec.card is not None and rec.action.kind in _DRAW_KINDS:
-        ev.drawn_card = rec.card.text
-    return log_pb2.LogRecord(event=log_pb2.LogEvent(round=rec.round_no, turn=rec.turn, action=ev))
+    if rec.card is not None and action.kind in _DRAW_KINDS:
+        ev.drawn_card = _CARD_TEXT[rec.card]
+    return line
 
 
 def action_record_from_pb(round_no: int, turn: int, msg: log_pb2.ActionEvent) -> ActionRecord:
