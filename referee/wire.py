@@ -99,7 +99,10 @@ def cards_to_pb(cs: Iterable[Card]) -> list[str]:
 
 def cards_from_pb(texts: Iterable[str], field: str) -> tuple[Card, ...]:
     """Read several cards from the wire."""
-    return tuple(card_from_pb(t, field) for t in texts)
+    try:
+        return tuple([_WIRE_CARDS[t] for t in texts])
+    except KeyError:
+        return tuple(card_from_pb(t, field) for t in texts)  # raises, naming the card
 
 
 _KIND_TO_PB = {
@@ -337,6 +340,18 @@ def public_event_from_pb(e: game_pb2.PublicEvent, where: str) -> PublicEvent:
     return PublicEvent(kind, e.seat, card, taken)
 
 
+def _event_from_pb(e: game_pb2.PublicEvent, i: int) -> PublicEvent:
+    # public_event_from_pb's fast path (a bot reads every event of the round at every
+    # decision): the same checks, and its message when one fails.
+    kind = _EVENT_FROM_PB.get(e.kind)
+    text, taken_text = e.card, e.taken_card
+    card = _WIRE_CARDS.get(text) if text else None
+    taken = _WIRE_CARDS.get(taken_text) if taken_text else None
+    if kind is None or (text and card is None) or (taken_text and taken is None):
+        return public_event_from_pb(e, f"observation.history[{i}]")
+    return PublicEvent(kind, e.seat, card, taken)
+
+
 def observation_to_pb(obs: Observation) -> game_pb2.Observation:
     """A seat's observation as a message (it carries nothing the observation does not)."""
     msg = game_pb2.Observation(
@@ -379,7 +394,7 @@ def observation_from_pb(msg: game_pb2.Observation) -> Observation:
     phase = _PHASE_FROM_PB.get(msg.phase)
     if phase is None:
         raise WireError(f"observation.phase: {msg.phase} is not a phase")
-    history = [public_event_from_pb(e, f"observation.history[{i}]") for i, e in enumerate(msg.history)]
+    history = [_event_from_pb(e, i) for i, e in enumerate(msg.history)]
     # UNSPECIFIED: a referee from before the dummy existed, so no dummy.
     dummy_state = _DUMMY_FROM_PB.get(msg.dummy_state) if msg.dummy_state else DummyState.NONE
     if dummy_state is None:
