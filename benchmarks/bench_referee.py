@@ -1,10 +1,10 @@
 """Referee benchmark: decisions per second in a 4-bot match over gRPC (Unix sockets), beside
-the raw stream ping-pong on the same transport in the same run (the floor), and the
-referee's own cost per decision measured in-process.
+the raw stream ping-pong on the same transport in the same run (the floor); then the
+referee's own cost per decision and the SDK bot's, this tree against a baseline commit.
 
-Run ``python benchmarks/bench_referee.py`` (about 20-40 s). It starts four copies of
-``first_legal_bot.py`` (answers at once, so the figures are the referee's and the
-transport's), then, ``--reps`` times in turn:
+Run ``python benchmarks/bench_referee.py`` (about a minute; ``--no-grpc`` for the second
+table alone). It starts four copies of ``first_legal_bot.py`` (answers at once, so the
+figures are the referee's and the transport's), then, ``--reps`` times in turn:
 
 - *floor*: ``bench_transport.measure_stream_pingpong`` to one of the bots: one decision
   request at a time on one Play stream, building each message in the loop, as a match does;
@@ -12,12 +12,28 @@ transport's), then, ``--reps`` times in turn:
   four bots (standard rules with ``lives`` raised so matches are long), log written.
 
 Floor and referee alternate so that both see the same machine load; the table shows each
-repetition and the median ratio referee/floor (the aim is at least 0.8). Last, the
-referee's own work per decision is timed without any transport, with in-process seats that
-answer from the request at once, in layers: the game model alone (observation, check,
-apply); plus building and serialising the request and reading the answer; plus the match
-loop; plus the log. Over gRPC the log is written while the bot thinks, so it costs wall time
-only where the machine has no core to spare.
+repetition and the median ratio referee/floor (the aim is at least 0.8).
+
+Then the before/after table: the baseline commit (``--baseline``, by default main before
+issue 25's per-decision work) is unpacked from git into a temporary folder, and a worker
+process (this file with ``--worker``) measures, on whichever code its PYTHONPATH holds,
+``--rounds`` times, old and new interleaved (each round's first alternating):
+
+- the referee's own cost per decision: whole matches (play_match, log written) between
+  in-process seats that answer at once, converting to and from the wire as the Play stream
+  does; its parts are the game model alone (observation, check, apply, records, timed on
+  its own over the same matches), the request built and serialised and the answer parsed
+  (timed in the seat), the log (timed in the referee's flush of it: lines converted,
+  encoded, written), and the match loop (the rest);
+- the SDK bot's cost per decision: the SDK's servicer (``sdk.server``) playing each seat's
+  recorded stream with a bot whose ``act`` returns the first legal action, the requests
+  handed over one answer at a time as gRPC would (parsed from bytes); and apart, its
+  conversions alone (request read, View, act, answer serialised), the rest being the
+  servicer's asyncio and the hop to the bot's worker thread.
+
+The machine's load is printed: on a busy machine the absolute figures grow, and the ratios
+of one run are what compare. Over gRPC the log is written while the bot thinks, so it costs
+wall time only where the machine has no core to spare.
 """
 
 from __future__ import annotations
@@ -235,6 +251,24 @@ async def _sdk_cost(streams: list[list[bytes]]) -> tuple[float, int]:
     return time.perf_counter() - t0, decisions
 
 
+def _sdk_conversion_cost(streams: list[list[bytes]]) -> tuple[float, int]:
+    """The SDK's per-decision work without the servicer and its worker thread: the request
+    read (bytes to message to Observation), the View made, a trivial act, the answer
+    serialised: seconds, decisions."""
+    from sdk.view import SeatMemory
+
+    decisions = 0
+    t0 = time.perf_counter()
+    for sent in streams:
+        memory = SeatMemory()
+        for data in sent[1:-1]:
+            d = wire.decision_from_pb(bot_pb2.PlayRequest.FromString(data).decision_request)
+            view = memory.view(d.observation, budget_ms=d.budget_ms, bank_ms=d.bank_ms)
+            wire.answer_to_pb(d.decision_id, view.legal_actions[0]).SerializeToString()
+            decisions += 1
+    return time.perf_counter() - t0, decisions
+
+
 def own_costs(matches: int) -> dict[str, float]:
     """Microseconds per decision of the referee's own work and its parts, and of the SDK's."""
     # Warm up first: the hand-value table, lazy imports, caches of either code.
@@ -249,6 +283,8 @@ def own_costs(matches: int) -> dict[str, float]:
         total_s, clock, n, streams = asyncio.run(_referee_cost(matches, Path(tmp)))
     gc.collect()
     sdk_s, sdk_n = asyncio.run(_sdk_cost(streams))
+    gc.collect()
+    conv_s, conv_n = _sdk_conversion_cost(streams)
     model = model_s / model_n * 1e6
     total = total_s / n * 1e6
     request = clock.request / n * 1e6
@@ -260,6 +296,8 @@ def own_costs(matches: int) -> dict[str, float]:
         "log": log,
         "loop": total - model - request - log,
         "sdk": sdk_s / sdk_n * 1e6,
+        "sdk_convert": conv_s / conv_n * 1e6,
+        "sdk_rest": sdk_s / sdk_n * 1e6 - conv_s / conv_n * 1e6,
         "decisions": n,
     }
 
@@ -295,6 +333,8 @@ _ROWS = (
     ("log", "  the JSON Lines log (lines converted, encoded, written)"),
     ("loop", "  the match loop (asyncio, time control, bookkeeping)"),
     ("sdk", "SDK bot per decision (servicer, View, trivial act)"),
+    ("sdk_convert", "  request read, View, act, answer serialised"),
+    ("sdk_rest", "  the servicer: asyncio, the hop to the bot's thread"),
 )
 
 

@@ -443,9 +443,10 @@ class _Referee:
     # ---------------------------------------------------------------- the log
 
     # Log lines are not written the moment their event happens but queued, and written by
-    # flush_log() right after the next decision request is sent: encoding proto JSON
-    # (json_format, ~0.1 ms a line) then overlaps the bot's thinking instead of delaying the
-    # request. A crash of the referee loses at most the events of its last step.
+    # flush_log() right after the next decision request is sent: converting and encoding the
+    # lines (a few microseconds each since referee.protojson) and the write then overlap the
+    # bot's thinking instead of delaying the request. A crash of the referee loses at most
+    # the events of its last step.
 
     def _write(self, line: log_pb2.LogRecord) -> None:
         self._pending.append(line)
