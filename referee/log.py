@@ -122,12 +122,13 @@ class LogWriter:
         """Append one record and hand it to the operating system."""
         self.write_many((record,))
 
-    def write_many(self, records: Iterable[log_pb2.LogRecord]) -> None:
-        """Append several records in one write."""
+    def write_many(self, records: Iterable[log_pb2.LogRecord | str]) -> None:
+        """Append several records in one write; a record may come as its line already
+        printed (:func:`referee.wire.action_event_line`)."""
         f = self._file
         if f is None:
             raise ValueError(f"the match log {self.path} is closed")
-        lines = [encode_record(record) for record in records]
+        lines = [record if isinstance(record, str) else encode_record(record) for record in records]
         if lines:
             # The lines are ASCII (the printer escapes the rest), so UTF-8 as the README says.
             data = memoryview(("\n".join(lines) + "\n").encode("utf-8"))

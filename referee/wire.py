@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, cast
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
@@ -1112,6 +1113,104 @@ def action_event_to_pb(
     if rec.card is not None and action.kind in _DRAW_KINDS:
         ev.drawn_card = _CARD_TEXT[rec.card]
     return line
+
+
+# The action line as text, without the message (one line per decision, the log's hottest):
+# exactly what referee.protojson (and json_format) print for action_event_to_pb's record,
+# by the same rules: set fields in field-number order, then the unset ones at their zero
+# values in declaration order (tests/referee/test_protojson.py compares the two). The keys
+# and enum names come from the descriptors.
+
+
+def _keys(desc: Descriptor) -> dict[str, str]:
+    return {f.name: json.dumps(f.json_name) + ": " for f in desc.fields}
+
+
+_EV_KEYS = _keys(log_pb2.LogEvent.DESCRIPTOR)
+_AE_KEYS = _keys(log_pb2.ActionEvent.DESCRIPTOR)
+_A_KEYS = _keys(game_pb2.Action.DESCRIPTOR)
+_KIND_JSON = {k: json.dumps(game_pb2.ActionKind.Name(v)) for k, v in _KIND_TO_PB.items()}
+_PHASE_JSON = {p: json.dumps(game_pb2.Phase.Name(v)) for p, v in _PHASE_TO_PB.items()}
+_CARD_JSON: tuple[str, ...] = tuple(json.dumps(t) for t in _CARD_TEXT)
+_LINE_HEAD = "{" + json.dumps(log_pb2.LogRecord.DESCRIPTOR.fields_by_name["event"].json_name) + ": {"
+_NO_PHASE = json.dumps(game_pb2.Phase.Name(game_pb2.PHASE_UNSPECIFIED))
+
+
+def action_event_line(
+    rec: ActionRecord,
+    decision_id: int,
+    latency_us: int,
+    by_referee: bool,
+    phase: Phase | None = None,
+    taken: Sequence[Card] = (),
+    late: bool = False,
+) -> str:
+    """:func:`action_event_to_pb`'s record as its log line (``referee.log.encode_record`` of
+    it, byte for byte), without building the message."""
+    action = rec.action
+    k = _A_KEYS
+    parts = [k["kind"] + _KIND_JSON[action.kind]]
+    zeros = []
+    if action.card is not None:
+        parts.append(k["card"] + _CARD_JSON[action.card])
+    else:
+        zeros.append(k["card"] + '""')
+    if action.widow_card is not None:
+        parts.append(k["widow_card"] + _CARD_JSON[action.widow_card])
+    else:
+        zeros.append(k["widow_card"] + '""')
+    action_json = "{" + ", ".join(parts + zeros) + "}"
+
+    k = _AE_KEYS
+    parts = []
+    zeros = []
+    if rec.seat:
+        parts.append(k["seat"] + str(rec.seat))
+    else:
+        zeros.append(k["seat"] + "0")
+    parts.append(k["action"] + action_json)
+    if rec.card is not None and action.kind in _DRAW_KINDS:
+        parts.append(k["drawn_card"] + _CARD_JSON[rec.card])
+    else:
+        zeros.append(k["drawn_card"] + '""')
+    if decision_id:
+        parts.append(k["decision_id"] + '"' + str(decision_id) + '"')
+    else:
+        zeros.append(k["decision_id"] + '"0"')
+    latency = min(latency_us, _MAX_UINT32)
+    if latency:
+        parts.append(k["latency_us"] + str(latency))
+    else:
+        zeros.append(k["latency_us"] + "0")
+    if by_referee:
+        parts.append(k["by_referee"] + "true")
+    else:
+        zeros.append(k["by_referee"] + "false")
+    if taken:
+        parts.append(k["taken_cards"] + "[" + ", ".join([_CARD_JSON[c] for c in taken]) + "]")
+    else:
+        zeros.append(k["taken_cards"] + "[]")
+    if phase is not None:
+        parts.append(k["phase"] + _PHASE_JSON[phase])
+    else:
+        zeros.append(k["phase"] + _NO_PHASE)
+    if late:
+        parts.append(k["late"] + "true")
+    event_json = "{" + ", ".join(parts + zeros) + "}"
+
+    k = _EV_KEYS
+    parts = []
+    zeros = []
+    if rec.round_no:
+        parts.append(k["round"] + str(rec.round_no))
+    else:
+        zeros.append(k["round"] + "0")
+    if rec.turn:
+        parts.append(k["turn"] + str(rec.turn))
+    else:
+        zeros.append(k["turn"] + "0")
+    parts.append(k["action"] + event_json)
+    return _LINE_HEAD + ", ".join(parts + zeros) + "}}"
 
 
 def action_record_from_pb(round_no: int, turn: int, msg: log_pb2.ActionEvent) -> ActionRecord:

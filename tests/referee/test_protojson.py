@@ -19,10 +19,21 @@ from hypothesis import strategies as st
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
 from referee import log as log_module
-from referee import protojson
+from referee import protojson, wire
 from referee.bots.memory import MemoryPlayer, Reply
 from referee.faults import CrashFault, MalformedFault
-from referee.game import PRESETS, Action, Observation, Rules
+from referee.game import (
+    KNOCK,
+    PRESETS,
+    Action,
+    ActionKind,
+    ActionRecord,
+    Card,
+    Match,
+    Observation,
+    Phase,
+    Rules,
+)
 from referee.log import encode_record, replay_log
 from referee.match import MatchConfig, play_match
 from referee.replay.verify import Verdict, verify_log
@@ -225,7 +236,9 @@ def test_matches_of_every_variant_write_json_format_bytes_and_verify(
         old = tmp_path / f"old-{seed}.jsonl"
         asyncio.run(_play(rules, seed, new, policy))
         with monkeypatch.context() as m:
+            # The old way: every line a message, printed by json_format.
             m.setattr(log_module, "encode_record", reference)
+            m.setattr(wire, "action_event_line", wire.action_event_to_pb)
             asyncio.run(_play(rules, seed, old, policy))
         assert new.read_bytes() == old.read_bytes()
         assert check_log(new) > 2
@@ -233,3 +246,58 @@ def test_matches_of_every_variant_write_json_format_bytes_and_verify(
             assert replay_log(path).complete
             # What `thirtyone replay --verify` says of the log.
             assert verify_log(path).verdict is Verdict.OK, verify_log(path)
+
+
+# ---------------------------------------------------------------- the action line, printed directly
+
+
+def _action_records() -> list[tuple[ActionRecord, tuple[Card, ...], Phase]]:
+    """Every kind of action the model records (swaps, draws, passes, calls...), with the
+    dummy as it lay and the phase, from random matches of every variant."""
+    out = []
+    for rules in _VARIANTS.values():
+        for seed in range(2):
+            rng = random.Random(seed)
+            m = Match(rng.randint(2, 5), rules, seed=seed)
+            while not m.is_over:
+                obs = m.observation(m.current)
+                action = KNOCK if m.turn > 30 and KNOCK in obs.legal_actions else rng.choice(obs.legal_actions)
+                phase, dummy = m.phase, tuple(m.dummy)
+                m.apply_unchecked(action)
+                out += [(r, dummy, phase) for r in m.take_records() if isinstance(r, ActionRecord)]
+    return out
+
+
+ACTION_RECORDS = _action_records()
+
+
+def test_every_kind_of_action_is_among_the_records() -> None:
+    assert {r.action.kind for r, _, _ in ACTION_RECORDS} == set(ActionKind)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pick=st.integers(0, len(ACTION_RECORDS) - 1),
+    decision_id=st.one_of(st.sampled_from([0, 1, 2**63, 2**64 - 1]), st.integers(0, 2**64 - 1)),
+    latency_us=st.one_of(st.sampled_from([0, 1, 2**32 - 1, 2**32, 2**40]), st.integers(0, 2**33)),
+    by_referee=st.booleans(),
+    with_phase=st.booleans(),
+    late=st.booleans(),
+    round_turn=st.sampled_from([None, (0, 0), (1, 0), (0, 5)]),
+)
+def test_the_action_line_is_the_records_line(
+    pick: int,
+    decision_id: int,
+    latency_us: int,
+    by_referee: bool,
+    with_phase: bool,
+    late: bool,
+    round_turn: tuple[int, int] | None,
+) -> None:
+    rec, dummy, phase = ACTION_RECORDS[pick]
+    if round_turn is not None:
+        rec = rec._replace(round_no=round_turn[0], turn=round_turn[1])
+    taken = wire.taken_cards(rec, dummy)
+    args = (rec, decision_id, latency_us, by_referee, phase if with_phase else None, taken, late)
+    line = wire.action_event_line(*args)
+    assert line == reference(wire.action_event_to_pb(*args))
