@@ -189,7 +189,11 @@ class _Plan:
         get = self._get(f)
         if f.is_repeated:
             empty = self.const(_quote(f.json_name) + ": []")
-            item = self.const(eval(f"lambda x: {self._text(f, 'x')}", self.namespace))
+            text = self._text(f, "x")
+            if text.endswith("(x)") and text[:-3].isidentifier():
+                item = text[:-3]  # a function of one value (Q, str, a message's): map it as it is
+            else:
+                item = self.const(eval(f"lambda x: {text}", self.namespace))
             return [
                 f"v = {get}",
                 "if v:",

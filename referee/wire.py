@@ -556,23 +556,28 @@ _END_FROM_PB: dict[int, RoundEnd] = {v: k for k, v in _END_TO_PB.items()}
 
 def round_end_to_pb(r: RoundResult) -> log_pb2.RoundEndEvent:
     """A round's result as a log event."""
-    msg = log_pb2.RoundEndEvent(
-        reason=_END_TO_PB[r.end],
-        thirty_one_seats=r.thirty_one,
-        values=[
-            log_pb2.SeatValue(seat=s, value=v, cards=cards_to_pb(r.hands[s])) for s, v in sorted(r.values.items())
-        ],
-        lives_lost=[log_pb2.SeatCount(seat=s, count=n) for s, n in sorted(r.lives_lost.items())],
-        tokens_after=r.tokens_after,
-        eliminated=r.eliminated,
-        sudden_death=r.sudden_death,
-        pot_winners=r.winners,
-        high_card_tie_break=r.high_card_tie_break,
-        chips_after=r.chips_after,
-    )
+    msg = log_pb2.RoundEndEvent()
+    _fill_round_end(msg, r)
+    return msg
+
+
+def _fill_round_end(msg: log_pb2.RoundEndEvent, r: RoundResult) -> None:
+    # In place (add() for the repeated messages): no message is built to be copied.
+    t = _CARD_TEXT
+    msg.reason = _END_TO_PB[r.end]
     if r.knocker is not None:
         msg.knocker = r.knocker
-    return msg
+    msg.thirty_one_seats.extend(r.thirty_one)
+    for s, v in sorted(r.values.items()):
+        msg.values.add(seat=s, value=v, cards=[t[c] for c in r.hands[s]])
+    for s, n in sorted(r.lives_lost.items()):
+        msg.lives_lost.add(seat=s, count=n)
+    msg.tokens_after.extend(r.tokens_after)
+    msg.eliminated.extend(r.eliminated)
+    msg.sudden_death = r.sudden_death
+    msg.pot_winners.extend(r.winners)
+    msg.high_card_tie_break = r.high_card_tie_break
+    msg.chips_after.extend(r.chips_after)
 
 
 def round_end_reason_from_pb(value: int) -> RoundEnd:
@@ -975,20 +980,23 @@ def log_header_from_pb(msg: log_pb2.LogHeader) -> LogHeaderInfo:
 def deal_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord:
     """A round's deal as a log line (a Hand for every seat dealt in; the dummy's or the
     widow's cards under those variants, and no up-card with the widow)."""
-    return log_pb2.LogRecord(
-        event=log_pb2.LogEvent(
-            round=rec.round_no,
-            turn=0,
-            deal=log_pb2.DealEvent(
-                dealer=rec.dealer,
-                deck=[c.text for c in rec.deck],
-                hands=[log_pb2.Hand(seat=s, cards=[c.text for c in h]) for s, h in enumerate(rec.hands) if h],
-                upcard=rec.upcard.text if rec.upcard is not None else "",
-                dummy=[c.text for c in rec.dummy],
-                widow=[c.text for c in rec.widow],
-            ),
-        )
-    )
+    t = _CARD_TEXT
+    line = log_pb2.LogRecord()
+    event = line.event
+    event.round = rec.round_no
+    event.turn = 0
+    deal = event.deal  # filled in place, as the action's line is
+    deal.SetInParent()
+    deal.dealer = rec.dealer
+    deal.deck.extend([t[c] for c in rec.deck])
+    for s, h in enumerate(rec.hands):
+        if h:
+            deal.hands.add(seat=s, cards=[t[c] for c in h])
+    if rec.upcard is not None:
+        deal.upcard = t[rec.upcard]
+    deal.dummy.extend([t[c] for c in rec.dummy])
+    deal.widow.extend([t[c] for c in rec.widow])
+    return line
 
 
 def ante_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord | None:
@@ -1276,7 +1284,13 @@ def pot_award_event_to_pb(r: RoundResult) -> log_pb2.LogRecord | None:
 
 def round_end_event_to_pb(r: RoundResult) -> log_pb2.LogRecord:
     """A round's result as a log line."""
-    return log_pb2.LogRecord(event=log_pb2.LogEvent(round=r.round_no, turn=r.turns, round_end=round_end_to_pb(r)))
+    line = log_pb2.LogRecord()
+    event = line.event
+    event.round = r.round_no
+    event.turn = r.turns
+    event.round_end.SetInParent()
+    _fill_round_end(event.round_end, r)
+    return line
 
 
 def fault_event_to_pb(f: FaultInfo) -> log_pb2.LogRecord:
