@@ -42,7 +42,15 @@ from referee.ladder.accounts import add_user
 from referee.ladder.loop import Ladder
 from referee.ladder.scheduler import Candidate, choose_table
 from referee.ladder.settings import ArenaSettings
-from referee.ladder.store import ArenaStore, create, match_key, now
+from referee.ladder.store import (
+    ADD_PAIR,
+    SPARK_POINTS,
+    ArenaStore,
+    create,
+    match_key,
+    now,
+    pair_outcomes,
+)
 from referee.ladder.uploads import accept_upload
 from referee.service import ServiceConfig, create_app
 from referee.tournament.runner import run_pending
@@ -125,6 +133,16 @@ def synthetic_arena(folder: Path, n_versions: int, n_matches: int) -> ArenaStore
         c.executemany("INSERT INTO matches (key, table_id, rotation, seats, status, result, log_path, finished_at, duration_s) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", matches)
         c.executemany("INSERT INTO match_seats VALUES (?, ?, ?)", seats)
+        # Each version's rating history (a point per match it played, as the ladder keeps it)
+        # and the head-to-head of every pair that met.
+        points = [(v, n, 25 + rng.gauss(0, 1), 8 - 6 * n / 200, t) for v in range(1, n_versions + 1) for n in range(1, 201)]
+        c.executemany("INSERT INTO rating_history VALUES (?, ?, '', ?, ?, ?)", points)
+        c.executemany("UPDATE versions SET spark = ? WHERE id = ?", [
+            (json.dumps([round(mu - 3 * sd, 2) for _, n, mu, sd, _ in points[v * 200 - SPARK_POINTS:v * 200]]), v)
+            for v in range(1, n_versions + 1)
+        ])
+        for m in matches:
+            c.executemany(ADD_PAIR, list(pair_outcomes(json.loads(m[3]), json.loads(m[5])["placings"])))
     return store
 
 
@@ -150,6 +168,8 @@ def api_p95(folder: Path, reps: int) -> dict[str, float]:
         "matches of one bot": "/api/v1/matches?bot=bot7",
         "one match": f"/api/v1/matches/{match_key(1234, 1)}",
         "a bot's page": "/api/v1/bots/bot7",
+        "a bot's rating history": "/api/v1/bots/bot7/ratings",
+        "a bot's head-to-head": "/api/v1/bots/bot7/head-to-head",
         "ladder state": "/api/v1/ladder",
     }
     out = {}

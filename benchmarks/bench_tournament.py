@@ -21,6 +21,15 @@ reused across matches, so each sandbox is built once per bot and worker. (Its "c
 column undercounts the sandboxed run: a sandboxed bot's CPU time is reaped inside its
 sandbox, which is killed whole, so it never reaches this process's children's usage.)
 
+With ``--old REV`` (e.g. ``main``) it prints instead a before/after table in one run: that
+commit's code and this tree's, interleaved (old -j 1, new -j 1, old -j 2, new -j 2, then the
+demo's tournament on each), ``--reps`` times, each in a subprocess with its packages on
+``PYTHONPATH`` (its sandboxed bots too, through the tournament's ``bot_env``): matches per
+second, bot start-up's share of match time, and new over old. The demo's row plays what
+``thirtyone demo`` plays (the three sample bots, tables of three, 10 deals, seed 2026,
+``-j 2``). ``--bots N`` adds copies of the sample bots (``random2``, ...) so that the
+tournament has more than one table, where playing table by table saves start-ups.
+
 With ``--ray local`` (needs the ``ray`` extra) it compares instead the Ray executor with the
 local pool on the same matches: ``-j 2``; ``--ray local`` as ``tournament run`` does it (Ray
 started by the run and stopped after, its start-up in the time); and ``--ray local`` with Ray
@@ -78,10 +87,20 @@ class Run:
         return self.report.startup_s / self.report.match_s if self.report.match_s else 0.0
 
 
-def prepare(folder: Path, settings: TournamentSettings) -> None:
+def bot_names(n: int) -> list[str]:
+    """``n`` bots: the sample bots, then copies of them under other names (``random2=random``)."""
+    out = list(SAMPLES)
+    k = 2
+    while len(out) < n:
+        out += [f"{b}{k}={b}" for b in SAMPLES]
+        k += 1
+    return out[:n]
+
+
+def prepare(folder: Path, settings: TournamentSettings, bots: int = len(SAMPLES)) -> None:
     """A tournament of the sample bots in ``folder``, submitted and validated."""
     with TournamentStore.create(folder, settings) as store:
-        for name in SAMPLES:
+        for name in bot_names(bots):
             submit(store, name, cwd=folder)
 
 
@@ -180,6 +199,79 @@ def ray_against_local(root: Path, settings: TournamentSettings, reps: int) -> No
     print(f"results identical on Ray and local workers; load average {os.getloadavg()[0]:.2f} at the end")
 
 
+def child(args: argparse.Namespace) -> int:
+    """One side's run (``--child JOBS``): prepare, play, print the figures as JSON."""
+    import json
+
+    settings = TournamentSettings(
+        table_size=args.table_size, games=args.games, seed=args.seed, bot_env=("PYTHONPATH",)
+    )
+    root = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
+    try:
+        prepare(root / "base", settings, args.bots)
+        r = play(root / "base", root / "run", args.child)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(json.dumps({
+        "played": r.report.played, "seconds": r.report.seconds, "startup_s": r.report.startup_s,
+        "match_s": r.report.match_s, "cpu_s": r.cpu_s, "results": sorted(map(repr, r.results.items())),
+    }))
+    return 0
+
+
+def old_against_new(args: argparse.Namespace) -> int:
+    """The before/after table: ``args.old``'s code and this tree's, interleaved (see the doc)."""
+    import json
+    import subprocess
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import oldcode
+
+    configs = {
+        "-j 1": (1, ["--games", str(args.games), "--table-size", str(args.table_size), "--bots", str(args.bots)]),
+        "-j 2": (2, ["--games", str(args.games), "--table-size", str(args.table_size), "--bots", str(args.bots)]),
+        "demo (-j 2)": (2, ["--games", "10", "--table-size", "3", "--bots", "3", "--seed", "2026"]),
+    }
+    seed = ["--seed", str(args.seed)]
+    tmp = Path(tempfile.mkdtemp(prefix="bench-tournament-old-"))
+    got: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    try:
+        sides = {f"old {oldcode.short(args.old)}": oldcode.export(args.old, tmp / "old"), "new": None}
+        print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start; "
+              f"{args.bots} bots, tables of {args.table_size}, {args.games} deals; {args.reps} rep(s)")
+        for _ in range(args.reps):
+            for config, (jobs, extra) in configs.items():
+                for side, tree in sides.items():
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--child", str(jobs), *seed, *extra],
+                        env=oldcode.env_for(tree), capture_output=True, text=True, cwd=tempfile.gettempdir(),
+                    )
+                    if done.returncode != 0:
+                        raise SystemExit(f"{side} {config} failed:\n{done.stderr[-3000:]}")
+                    got.setdefault((config, side), []).append(json.loads(done.stdout))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    names = list(sides)
+    print(f"\n{'run':<12} {'code':<12} {'matches':>7} {'matches/s':>10} {'start-up':>9} {'new/old':>8}")
+    for config in configs:
+        rates = {}
+        for side in names:
+            runs = got[(config, side)]
+            rate = statistics.median(r["played"] / r["seconds"] for r in runs)
+            share = statistics.median(r["startup_s"] / r["match_s"] for r in runs if r["match_s"])
+            rates[side] = rate
+            ratio = f"{rate / rates[names[0]]:8.2f}" if side != names[0] else " " * 8
+            print(f"{config:<12} {side:<12} {runs[0]['played']:>7} {rate:>10.2f} {share:>9.1%} {ratio}")
+        results = {side: got[(config, side)][0]["results"] for side in names}
+        if results[names[0]] != results[names[1]]:
+            print(f"  (!) {config}: the results differ between the two codes")
+    new_j2 = statistics.median(r["played"] / r["seconds"] for r in got[("-j 2", "new")])
+    old_j2 = statistics.median(r["played"] / r["seconds"] for r in got[("-j 2", names[0])])
+    print(f"\n-j 2, new over old: {new_j2 / old_j2:.2f} (medians of {args.reps}; the aim: at least 1.5)")
+    print(f"results identical between the codes unless said above; load average {os.getloadavg()[0]:.2f} at the end")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its table."""
     parser = argparse.ArgumentParser(description="tournament matches per second, -j 1 against -j 2")
@@ -190,7 +282,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the tournament folders and print where")
     parser.add_argument("--sandbox-cost", action="store_true", help="compare -j 2 with the sandbox off and on")
     parser.add_argument("--ray", choices=("local",), help="compare -j 2 with --ray local (needs the ray extra)")
+    parser.add_argument("--old", metavar="REV", help="print a before/after table against this commit's code (e.g. main)")
+    parser.add_argument("--bots", type=int, default=len(SAMPLES), help="bots in the tournament (default 3: the sample bots)")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        return child(args)
+    if args.old:
+        return old_against_new(args)
 
     root = Path(tempfile.mkdtemp(prefix="bench-tournament-"))
     try:
@@ -202,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         settings = TournamentSettings(table_size=args.table_size, games=args.games, seed=args.seed)
         base = root / "base"
-        prepare(base, settings)
+        prepare(base, settings, args.bots)
         load_before = os.getloadavg()
         print(f"{settings.describe()}\n{os.cpu_count()} cores; load average {load_before[0]:.2f} at the start")
         runs: list[tuple[Run, Run]] = []

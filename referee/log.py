@@ -21,7 +21,7 @@ fields that can be unset (``optional`` ones, messages) appear only when set. Key
 whatever ``json_format`` gives (it varies with which fields are zero): readers parse lines,
 never compare them as text. The lines are written by :mod:`referee.protojson`, which gives
 ``json_format``'s bytes without its reflection (the referee writes a line or two per
-decision); they are read with ``json_format``. The README's "The match log" says the same, and
+decision); they are read with ``json_format``. docs/log-format.md says the same, and
 ``tests/test_docs.py`` checks it against real lines.
 Conversions between messages and the referee's values are :mod:`referee.wire`'s.
 """
@@ -363,9 +363,11 @@ class _LogChance:
         self,
         deals: dict[int, tuple[Position, tuple[Card, ...]]],
         restocks: dict[tuple[int, int], tuple[Position, tuple[Card, ...]]],
+        watcher: LogWatcher,
     ) -> None:
         self._deals = deals
         self._restocks = restocks
+        self._watcher = watcher
 
     def deal(self, round_no: int, cards: Sequence[Card]) -> list[Card]:
         """The logged deck of a round."""
@@ -374,9 +376,11 @@ class _LogChance:
             raise _Missing(f"the deal of round {round_no}")
         at, order = found
         try:
-            return RecordedChance({round_no: order}).deal(round_no, cards)
+            deck = RecordedChance({round_no: order}).deal(round_no, cards)
         except ChanceError as e:
             raise _BadOrder(at, str(e)) from None
+        self._watcher.shuffled(at, round_no, None, tuple(cards), order)
+        return deck
 
     def restock(self, round_no: int, index: int, cards: Sequence[Card]) -> list[Card]:
         """The logged order of a restock."""
@@ -385,9 +389,11 @@ class _LogChance:
             raise _Missing(f"restock {index} of round {round_no}")
         at, order = found
         try:
-            return RecordedChance({}, {(round_no, index): order}).restock(round_no, index, cards)
+            stock = RecordedChance({}, {(round_no, index): order}).restock(round_no, index, cards)
         except ChanceError as e:
             raise _BadOrder(at, str(e)) from None
+        self._watcher.shuffled(at, round_no, index, tuple(cards), order)
+        return stock
 
 
 # ---------------------------------------------------------------- replaying: the walk
@@ -423,6 +429,17 @@ class LogWatcher:
     def finished(self, at: Position, footer: wire.LogFooterInfo, match: Match | None) -> None:
         """The footer matched the model (``match`` is None for a match aborted before its
         first deal)."""
+
+    def shuffled(
+        self, at: Position, round_no: int, restock: int | None, cards: tuple[Card, ...], order: tuple[Card, ...]
+    ) -> None:
+        """The game model shuffled ``cards`` (in the order it passes them to its chance: the
+        whole deck for a deal, the discard pile under its top card for a restock) and the
+        log's line ``at`` gave ``order``, an order of exactly those cards: the deal of round
+        ``round_no`` (``restock`` None) or its ``restock``-th restock (0 first). Told when the
+        model asks, in the middle of the action that empties the stock, before the line
+        itself is compared; so a seed can re-derive every shuffle
+        (:func:`referee.ladder.fairness.check_commitment`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,7 +578,7 @@ class _Walker:
                     restocks[key] = (at, r.stock)
             except wire.WireError as e:
                 self._unreadable(at, str(e))
-        return _LogChance(deals, restocks)
+        return _LogChance(deals, restocks, self.watcher)
 
     def _start(self, chance: _LogChance) -> None:
         # Built in two steps so that a deal the log lacks (a log cut inside a chain of natural

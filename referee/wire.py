@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
@@ -1360,6 +1359,9 @@ def message_difference(expected: Message, actual: Message) -> tuple[str, str, st
     """
     if expected == actual:
         return None
+    # Imported here: a bot imports this module at every start, and never compares messages.
+    from google.protobuf import json_format
+
     a = json_format.MessageToDict(expected, always_print_fields_with_no_presence=True)
     b = json_format.MessageToDict(actual, always_print_fields_with_no_presence=True)
     found = _first_difference(a, b, "")

@@ -35,6 +35,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from referee.game import (
     CALL,
     DRAW_DISCARD,
@@ -64,11 +67,36 @@ from referee.game import (
 from referee.timecontrol import TimeControl
 from referee.wire import PROTOCOL_VERSION, BotIdentity, FaultInfo, MatchInfo, MatchResult
 from sdk.bot import Bot, BotSource
-from sdk.harness import IllegalMoveError, Outcome, Series, play_match, play_matches
-from sdk.sampler import Sampler, SamplerError
 from sdk.server import ADDRESS_ENV, AddressError, BotServer, run, start_server
-from sdk.simulate import Evaluator, Policy, greedy_policy, play_round, rollout
 from sdk.view import View, mean_hand_value, share_of_hands_below
+
+if TYPE_CHECKING:
+    from sdk.harness import IllegalMoveError, Outcome, Series, play_match, play_matches
+    from sdk.sampler import Sampler, SamplerError
+    from sdk.simulate import Evaluator, Policy, greedy_policy, play_round, rollout
+
+#: Names imported on first use (PEP 562): a bot that serves only its ``act`` does not pay, at
+#: every start, for the harness and the search helpers (a tournament starts bots often).
+_LAZY = {
+    **dict.fromkeys(("IllegalMoveError", "Outcome", "Series", "play_match", "play_matches"), "sdk.harness"),
+    **dict.fromkeys(("Sampler", "SamplerError"), "sdk.sampler"),
+    **dict.fromkeys(("Evaluator", "Policy", "greedy_policy", "play_round", "rollout"), "sdk.simulate"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_LAZY`, imported when first asked for."""
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'sdk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Every public name, the lazy ones too."""
+    return sorted({*globals(), *_LAZY})
 
 __version__ = "0.1.0"
 

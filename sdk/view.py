@@ -374,7 +374,7 @@ class View:
     def rounds_left(self) -> int | None:
         """Under the pot, rounds still to play after this one (0 in the last); None under lives.
 
-        >>> # round 5 of a 12-round pot match: view.rounds_left == 7
+        In round 5 of a 12-round pot match, ``view.rounds_left == 7``.
         """
         total = self.observation.rounds_in_match
         if not total:

@@ -1,11 +1,15 @@
 """The documentation against the repository and the code.
 
 - Nothing tracked refers to files outside the repository (the project ships on its own).
-- Every relative Markdown link in README.md and docs/*.md points to a file that exists, and
-  every ``#anchor`` to a heading that exists.
+- Every relative Markdown link in README.md and docs/*.md (the manual, a MkDocs site) points
+  to a file that exists, and every ``#anchor`` to a heading that exists; mkdocs.yml's nav
+  holds every page of the manual once, and nothing else. (``mkdocs build --strict``, which
+  checks the same as the site sees it, runs in .ci/run.)
+- The README's bot is a bot: it plays a match under every preset.
 - docs/rules.md's worked examples, options table and presets table say what the game model
   does.
-- The README's description of the match log matches lines the referee's log writer writes.
+- The manual's description of the match log (docs/log-format.md) matches lines the
+  referee's log writer writes.
 """
 
 from __future__ import annotations
@@ -133,6 +137,52 @@ def test_relative_links_resolve(doc: Path) -> None:
     assert not broken, f"broken links in {doc.relative_to(ROOT)}:\n" + "\n".join(broken)
 
 
+# ---------------------------------------------------------------- the site (mkdocs.yml)
+
+# "- Title: page.md" or "- page.md"; a title may hold a colon of its own.
+_NAV_PAGE = re.compile(r"^\s*-\s+(?:.*:\s+)?([\w./-]+\.md)\s*$", re.MULTILINE)
+
+
+def nav_pages() -> list[str]:
+    """The pages mkdocs.yml's nav lists, in order (the nav is the file's last block)."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "\nnav:\n" in text, "mkdocs.yml has no nav"
+    return _NAV_PAGE.findall(text.split("\nnav:\n", 1)[1])
+
+
+def test_the_nav_holds_every_page_once() -> None:
+    pages = nav_pages()
+    assert pages[0] == "index.md"
+    assert len(pages) == len(set(pages)), "a page is in the nav twice"
+    on_disk = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert sorted(pages) == on_disk, (sorted(set(on_disk) - set(pages)), sorted(set(pages) - set(on_disk)))
+
+
+def test_the_readme_links_every_page_of_the_manual() -> None:
+    """The front door leads to every room."""
+    linked = {target.partition("#")[0] for target in links(ROOT / "README.md")}
+    missing = [page for page in nav_pages() if page != "index.md" and f"docs/{page}" not in linked]
+    assert not missing, f"README.md links none of {missing}"
+
+
+def test_the_readme_stays_a_front_door() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines < 200, f"README.md has {lines} lines: the manual belongs in docs/"
+
+
+def test_the_readme_bot_plays_under_every_preset() -> None:
+    from sample_bots import load
+    from sdk.harness import play_match
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    namespace: dict[str, Any] = {"__name__": "readme_bot"}
+    exec(compile(code, "README.md", "exec"), namespace)
+    for preset in PRESETS:
+        outcome = play_match([namespace["MyBot"], load("greedy"), load("random")], seed=5, rules=preset)
+        assert sorted(outcome.placings)[0] == 1, preset
+
+
 def test_rules_doc_keeps_its_stable_headings() -> None:
     """Other documents and the proto comments name these sections; a later change adds to
     "Variants" rather than renaming it."""
@@ -256,24 +306,23 @@ def test_log_lines_write_every_field_as_the_readme_says(log_lines: list[str]) ->
         _check_object(obj, record, f"line {i + 1}")
 
 
-def readme_log_section() -> str:
-    """The README's "The match log" section."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"^### The match log\n(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL)
-    assert m, "README.md has no 'The match log' section"
-    return m.group(1)
+def log_format_page() -> str:
+    """The manual's page on the match log's format, without its title."""
+    text = (ROOT / "docs" / "log-format.md").read_text(encoding="utf-8")
+    assert text.startswith("# The match log\n"), "docs/log-format.md is not the match log's page"
+    return text
 
 
-def test_readme_log_examples_occur_in_real_lines(log_lines: list[str]) -> None:
-    """Each `"key": value` example the README gives is spelled as the writer spells it."""
-    examples = [s for s in _code(readme_log_section()) if re.fullmatch(r'"\w+": .+', s)]
+def test_log_format_examples_occur_in_real_lines(log_lines: list[str]) -> None:
+    """Each `"key": value` example the page gives is spelled as the writer spells it."""
+    examples = [s for s in _code(_prose(log_format_page())) if re.fullmatch(r'"\w+": .+', s)]
     assert len(examples) >= 5
     for example in examples:
-        assert any(example in line for line in log_lines), f"README example {example} never occurs"
+        assert any(example in line for line in log_lines), f"docs/log-format.md example {example} never occurs"
 
 
 def test_key_order_is_not_fixed(log_lines: list[str]) -> None:
-    """Why the README says to compare lines as JSON: one message type, two key orders."""
+    """Why docs/log-format.md says to compare lines as JSON: one message type, two key orders."""
     orders = {
         tuple(json.loads(line)["event"]["action"])
         for line in log_lines

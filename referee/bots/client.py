@@ -59,6 +59,9 @@ UNCHARGED_WORK_NS = 2_000_000
 #: holds the bot back): a bot that floods the stream cannot grow the referee's memory.
 INBOX_LIMIT = 64
 
+#: How often, in seconds, a starting bot's socket is looked for (see :func:`wait_serving`).
+SOCKET_POLL_S = 0.002
+
 #: The Play method, as the generated stub names it.
 PLAY_METHOD = "/thirtyone.v1.BotService/Play"
 
@@ -71,6 +74,7 @@ PlayCall = grpc.aio.StreamStreamCall[PlayRequestOut, bot_pb2.PlayResponse]
 
 def _serialize_request(request: PlayRequestOut) -> bytes:
     return request if isinstance(request, bytes) else request.SerializeToString()
+
 
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -560,29 +564,63 @@ def _unreachable(address: str, details: str) -> str:
     return f"is not reachable: {why}; is the bot running and listening there?"
 
 
+async def _exited_early(spec: BotSpec, process: BotProcess, code: int) -> BotStartError:
+    await process.output_closed(0.5)
+    return _start_error(spec, process, f"{describe_exit(code)} before it was ready{_exit_hint(spec, code)}")
+
+
+async def open_channel(spec: BotSpec, process: BotProcess | None, timeout_s: float) -> grpc.aio.Channel:
+    """A channel to the bot: to its address, or to the target its process gives
+    (:meth:`~referee.bots.process.BotProcess.connect_target`), once it gives one.
+
+    A sandboxed bot's socket is reached through the one socket found inside its sandbox, so
+    the bot must have made it first; this waits up to ``timeout_s`` for that, and raises
+    :class:`BotStartError` as :func:`wait_serving` does if the process exits first or the
+    time runs out, or if the path holds something other than a socket.
+    """
+    if process is None:
+        return grpc.aio.insecure_channel(spec.address, options=list(CHANNEL_OPTIONS))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while (target := process.connect_target()) is None:
+        if (code := process.exit_code()) is not None:
+            raise await _exited_early(spec, process, code)
+        if loop.time() > deadline:
+            raise _start_error(
+                spec, process, f"did not report SERVING within {timeout_s:g} s (no socket at its address){_address_note(process)}"
+            )
+        # As often as the channel would retry a refused connection (CHANNEL_OPTIONS).
+        await asyncio.sleep(0.02)
+    return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
+
+
 async def wait_serving(
-    spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float
+    spec: BotSpec, channel: grpc.aio.Channel, process: BotProcess | None, timeout_s: float, *, spent_s: float = 0.0
 ) -> None:
     """Wait until the bot's health service is ready by :func:`health_ready`: SERVING for one
     name of :data:`HEALTH_SERVICES`, and SERVING or NOT_FOUND for the other.
 
     Raises :class:`BotStartError` (naming the bot, with its exit code and last output) if the
-    process exits first, the health service is missing, or ``timeout_s`` passes.
+    process exits first, the health service is missing, or ``timeout_s`` passes, of which
+    ``spent_s`` already went (in :func:`open_channel`).
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
+    deadline = loop.time() + timeout_s - spent_s
     stub = health_pb2_grpc.HealthStub(channel)
     last = "no answer"
     # A launched bot's socket appears only once it serves, so its checks wait for the
     # connection; a bot named by its address should answer now, so a refusal is final (after
     # a short grace) instead of costing the whole start-up timeout.
     launched = process is not None
+    # A launched bot's Unix socket: no health check is sent before it exists. A check that
+    # finds nothing sets gRPC's reconnect backoff going (up to CHANNEL_OPTIONS' maximum), and
+    # the bot's start then waits out the backoff's rest: a stat of the path costs microseconds.
+    socket_path = process.address.removeprefix("unix://") if process is not None and process.address.startswith("unix://") else None
     refused_since: float | None = None
     wrong_address_seen = False
     while True:
         if process is not None and (code := process.exit_code()) is not None:
-            await process.output_closed(0.5)
-            raise _start_error(spec, process, f"{describe_exit(code)} before it was ready{_exit_hint(spec, code)}")
+            raise await _exited_early(spec, process, code)
         left = deadline - loop.time()
         if left <= 0:
             note = _address_note(process) if process is not None else f"; is it listening at {spec.address}?"
@@ -596,6 +634,12 @@ async def wait_serving(
                 if wrong_address_seen:
                     raise _start_error(spec, process, f"serves at the wrong address{_address_note(process)}")
                 wrong_address_seen = True
+        if socket_path is not None:
+            if not os.path.exists(socket_path):
+                last = "no socket at its address yet"
+                await asyncio.sleep(SOCKET_POLL_S)
+                continue
+            socket_path = None  # there: from now on gRPC's own retries apply
         # Ask both names every time: a bot may say NOT_SERVING for its BotService while it
         # loads (C++'s default health service says SERVING for "" as soon as it starts).
         statuses: dict[str, str] = {}
@@ -698,20 +742,20 @@ async def start_bot(
     process: BotProcess | None = None
     if spec.launched:
         process = await (launcher or LocalLauncher()).launch(spec)
-        address = process.address
-    else:
-        address = spec.address
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + startup_timeout_s
-    channel = grpc.aio.insecure_channel(address, options=list(CHANNEL_OPTIONS))
+    started = loop.time()
+    deadline = started + startup_timeout_s
+    channel: grpc.aio.Channel | None = None
     try:
-        await wait_serving(spec, channel, process, startup_timeout_s)
+        channel = await open_channel(spec, process, startup_timeout_s)
+        await wait_serving(spec, channel, process, startup_timeout_s, spent_s=loop.time() - started)
         identity = await identify(
             spec, bot_pb2_grpc.BotServiceStub(channel), process, max(1.0, deadline - loop.time())
         )
     except BaseException:
-        with contextlib.suppress(Exception):
-            await channel.close(grace=None)
+        if channel is not None:
+            with contextlib.suppress(Exception):
+                await channel.close(grace=None)
         if process is not None:
             await process.stop(0.2)
         raise

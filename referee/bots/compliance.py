@@ -58,13 +58,13 @@ from thirtyone.v1 import bot_pb2_grpc
 
 from referee import wire
 from referee.bots.client import (
-    CHANNEL_OPTIONS,
     HEALTH_SERVICES,
     STARTUP_TIMEOUT_S,
     BotHandle,
     SeatStream,
     describe_health,
     identify,
+    open_channel,
     wait_serving,
 )
 from referee.bots.process import STOP_GRACE_S, BotProcess, Launcher, LocalLauncher, describe_exit
@@ -628,12 +628,9 @@ class _Checker:
         try:
             if spec.launched:
                 self.process = await self.launcher.launch(spec)
-                address = self.process.address
-            else:
-                address = spec.address
-            self.channel = grpc.aio.insecure_channel(address, options=list(CHANNEL_OPTIONS))
             t0 = time.monotonic()
-            await wait_serving(spec, self.channel, self.process, self.startup_timeout_s)
+            self.channel = await open_channel(spec, self.process, self.startup_timeout_s)
+            await wait_serving(spec, self.channel, self.process, self.startup_timeout_s, spent_s=time.monotonic() - t0)
         except BotError as e:
             raise _Stop(str(e), "the bot did not start") from None
         stub = health_pb2_grpc.HealthStub(self.channel)

@@ -13,9 +13,10 @@ Each local bot process:
   death with its referee (``--die-with-parent``) that takes every process inside with it;
 - is told its address in ``THIRTYONE_BOT_ADDRESS`` (a Unix socket in a private temporary
   directory, mode 0700, removed at the end). Sandboxed, the socket's folder is at the same
-  path inside, a link into the bot's capped scratch folder, and the referee's side of it is
-  a link to that scratch through ``/proc/PID/root`` (:func:`_link_socket_dir`): the bot
-  writes nothing on this machine's disk;
+  path inside, a link into the bot's capped scratch folder, so the bot writes nothing on
+  this machine's disk; the referee reaches the socket from outside through the sandbox's
+  ``/proc/PID/root`` (:meth:`LocalBotProcess.connect_target`), following no link the bot
+  could have made, and connects to that one socket for as long as it talks to the bot;
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
@@ -47,6 +48,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from typing import BinaryIO, Protocol
@@ -103,6 +105,14 @@ class BotProcess(Protocol):
         """`` (over its memory limit of 1024 MiB)`` when a limit explains a failure, else empty.
 
         ``hint`` is other text about the failure (a stream's error details) to look in.
+        """
+        ...
+
+    def connect_target(self) -> str | None:
+        """The gRPC target to connect to the bot at, or None while it is not there yet.
+
+        Raises :class:`~referee.faults.BotStartError` when what is there must not be
+        connected to (a sandboxed bot's socket replaced by a link).
         """
         ...
 
@@ -237,6 +247,14 @@ class LocalBotProcess:
         self._proc = proc
         self._tmpdir = tmpdir
         self._pgid = proc.pid  # start_new_session: the bot leads its own group
+        #: The pid (on this machine) of the sandbox's first process, whose root is the bot's.
+        self.sandbox_pid: int | None = None
+        # The bot's socket, once found in its sandbox: an O_PATH descriptor that the channel
+        # connects through (/proc/self/fd/N), with the (device, inode) it had.
+        self._socket_fd: int | None = None
+        self._socket_id: tuple[int, int] | None = None
+        # The read end of bubblewrap's --info-fd pipe (see LocalLauncher.launch).
+        self._info_fd: int | None = None
         self._tail: _TailProtocol | None = None
         self._transport: asyncio.ReadTransport | None = None
         self._stopped = False
@@ -272,7 +290,78 @@ class LocalBotProcess:
         text = hint + "\n" + self.output_tail(4000)
         if any(m in text for m in _OUT_OF_MEMORY):
             return f" (out of memory: its memory limit is {mb} MiB)"
-        return ""
+        return self._socket_note()
+
+    def connect_target(self) -> str | None:
+        """The gRPC target the referee connects to the bot at, or None while it is not there.
+
+        Unsandboxed, :attr:`address` (the bot runs as the referee's user: nothing to guard).
+        Sandboxed, the socket is looked up inside the bot's own root (``/proc/PID/root``), one
+        component at a time, following no link: the bot controls its scratch folder and could
+        have put a link there to another socket on this machine (a daemon's under ``/run``),
+        which a plain ``connect`` would follow with the referee's rights. The socket found is
+        held open (``O_PATH``) and the target is ``unix:/proc/self/fd/N``: every connection of
+        the channel, reconnections included, reaches that very socket, however the bot renames,
+        replaces or links its path afterwards (a replaced socket then refuses connections).
+        The descriptor is closed by :meth:`stop` (the channel is closed before).
+
+        Returns None while the socket does not exist yet. Raises
+        :class:`~referee.faults.BotStartError` if its path holds something else (a link, a
+        file) or the sandbox's root cannot be told from this machine's.
+        """
+        if self.sandbox is None:
+            return self.address
+        if self._socket_fd is not None:
+            return f"unix:/proc/self/fd/{self._socket_fd}"
+        if self.sandbox_pid is None:
+            return None
+        try:
+            fd = _open_in_root(self.sandbox_pid, self._inside_path())
+        except FileNotFoundError:
+            return None
+        except _NotSandboxed:
+            return None  # the sandbox is gone (its pid no longer names it): the exit tells why
+        except OSError as e:
+            raise BotStartError(
+                f"bot {self.spec.text!r}: the path of its socket holds a link or another folder "
+                f"({e.strerror or e}){_SOCKET_RULE}"
+            ) from None
+        st = os.fstat(fd)
+        if not stat.S_ISSOCK(st.st_mode):
+            os.close(fd)
+            raise BotStartError(
+                f"bot {self.spec.text!r}: its address {self.address} holds {_node_kind(st.st_mode)}, "
+                f"not a socket{_SOCKET_RULE}"
+            )
+        self._socket_fd, self._socket_id = fd, (st.st_dev, st.st_ino)
+        return f"unix:/proc/self/fd/{fd}"
+
+    def _inside_path(self) -> str:
+        """Where the socket is in the sandbox's own tree: in its scratch folder, which the
+        address's folder links to inside (see :func:`~referee.bots.sandbox.sandboxed_command`)."""
+        return os.path.join(SCRATCH, os.path.basename(self.address.removeprefix("unix://")))
+
+    def _socket_note(self) -> str:
+        """Why a sandboxed bot's connection may have failed: its socket is not the one found
+        first any more (replaced, removed or made a link); else empty."""
+        if self._socket_id is None or self.sandbox_pid is None or self._proc.poll() is not None:
+            return ""
+        try:
+            fd = _open_in_root(self.sandbox_pid, self._inside_path())
+        except FileNotFoundError:
+            now = "removed"
+        except OSError:
+            return ""
+        else:
+            st = os.fstat(fd)
+            os.close(fd)
+            if (st.st_dev, st.st_ino) == self._socket_id:
+                return ""
+            now = "replaced by a link" if stat.S_ISLNK(st.st_mode) else f"replaced by {_node_kind(st.st_mode)}"
+        return (
+            f" (its socket at {self.address} was {now} after the referee connected; the referee "
+            "connects only to the socket the bot first served at, inside its sandbox)"
+        )
     def keep_output(self, path: str | None, limit: int) -> None:
         """Copy the bot's output from now on into the file ``path`` (None: stop), keeping at
         most ``limit`` bytes; past the cap the file ends with a note and the bot's output is
@@ -344,6 +433,12 @@ class LocalBotProcess:
             await self.output_closed(0.2)
             if self._transport is not None:
                 self._transport.close()
+            if self._socket_fd is not None:
+                os.close(self._socket_fd)
+                self._socket_fd = None
+            if self._info_fd is not None:
+                os.close(self._info_fd)
+                self._info_fd = None
             shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def terminate_bot(self) -> bool:
@@ -441,7 +536,7 @@ class LocalLauncher:
         work, folders = self.own_folders(spec) if self.sandbox is not None else (None, [])
         tmpdir = self._private_dir(folders)
         # In the referee's own folder (0700): the socket's folder ``s``, a real folder
-        # unsandboxed; sandboxed, a link into the sandbox's scratch folder (_link_socket_dir).
+        # unsandboxed; sandboxed, only inside the sandbox, as a link into its scratch folder.
         socket_dir = os.path.join(tmpdir, "s")
         address = f"unix://{os.path.join(socket_dir, 'bot.sock')}"
         cgroup: BotCgroup | None = None
@@ -503,16 +598,16 @@ class LocalLauncher:
                 os.close(info_w)
         watchdog.watch(proc.pid)
         bot = LocalBotProcess(spec, proc, tmpdir, address, sandbox=self.sandbox, cgroup=cgroup)
+        # Kept open until the bot stops: bubblewrap goes on writing to it after the pid (and
+        # a write to a pipe nobody reads would kill it with SIGPIPE).
+        bot._info_fd = info_r if info_r >= 0 else None
         try:
             if info_r >= 0:
-                await _link_socket_dir(proc, info_r, socket_dir)
+                bot.sandbox_pid = await _sandbox_pid(proc, info_r)
             await bot._attach_output()
         except BaseException:
             await bot.stop(0)
             raise
-        finally:
-            if info_r >= 0:
-                os.close(info_r)
         return bot
 
     def _private_dir(self, folders: list[str]) -> str:
@@ -525,50 +620,78 @@ class LocalLauncher:
         return tmpdir
 
 
-#: How long bubblewrap may take to make a sandbox's namespaces and root, in seconds.
+#: How long bubblewrap may take to make a sandbox's namespaces, in seconds.
 _SETUP_LIMIT_S = 10.0
 _CHILD_PID = re.compile(rb'"child-pid"\s*:\s*([0-9]+)')
+#: What a bot whose socket's path holds something else is told.
+_SOCKET_RULE = (
+    "; a bot must serve at the Unix socket it is given, itself, and the referee follows no "
+    "link from there (it connects only to a socket inside the bot's own sandbox)"
+)
 
 
-async def _link_socket_dir(proc: subprocess.Popen[bytes], info_fd: int, socket_dir: str) -> None:
-    """Link ``socket_dir`` to the scratch folder of the sandbox that ``proc`` is making.
+async def _sandbox_pid(proc: subprocess.Popen[bytes], info_fd: int) -> int | None:
+    """The pid of the first process of the sandbox that ``proc`` is making, as bubblewrap
+    writes it to ``info_fd``; None if bubblewrap ends (or hangs) before.
 
-    bubblewrap writes the pid of the sandbox's first process to ``info_fd``; once that
-    process has a root of its own, ``/proc/PID/root/tmp`` is the sandbox's scratch folder
-    (the bot's ``/tmp``, one capped tmpfs), where the bot makes its socket at the same path
-    as the referee's (inside the sandbox ``socket_dir`` is a link to ``/tmp``). So the bot
-    has no writable folder on this machine's disk. The link is made only once the sandbox
-    has its own root: before, the path would lead into this machine's /tmp. If bubblewrap
-    fails first there is no link, and the start fails with bubblewrap's own message.
+    The sandbox's root, and the bot's socket in it, are reached through ``/proc/PID/root``
+    (:meth:`LocalBotProcess.connect_target`); nothing on this machine's disk leads there.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + _SETUP_LIMIT_S
     os.set_blocking(info_fd, False)
     data = b""
-    pid: int | None = None
-    while pid is None:
+    while True:
         try:
             chunk: bytes | None = os.read(info_fd, 4096)
         except BlockingIOError:
             chunk = None
         if chunk == b"" or proc.poll() is not None or loop.time() > deadline:
-            return  # bubblewrap ended (or hangs) without a sandbox
+            return None
         if chunk:
             data += chunk
             if (m := _CHILD_PID.search(data)) is not None:
-                pid = int(m.group(1))
-                break
+                return int(m.group(1))
         await asyncio.sleep(0.002)
-    host_root = os.stat("/")
-    root = f"/proc/{pid}/root"
-    while True:
-        try:
-            st = os.stat(root)
-        except OSError:
-            st = host_root  # not there (yet, or any more): the exit is checked below
-        if (st.st_dev, st.st_ino) != (host_root.st_dev, host_root.st_ino):
-            break
-        if proc.poll() is not None or loop.time() > deadline:
-            return
-        await asyncio.sleep(0.002)
-    os.symlink(f"{root}{SCRATCH}", socket_dir)
+
+
+class _NotSandboxed(Exception):
+    """``/proc/PID/root`` is this machine's root: the sandbox has no root of its own yet, or
+    is gone and its pid names another process."""
+
+
+def _open_in_root(pid: int, path: str) -> int:
+    """An ``O_PATH`` descriptor of ``path`` (absolute) inside the root of process ``pid``,
+    looked up one component at a time from that root with ``O_NOFOLLOW``: a link anywhere
+    on the way is never followed (a link as the last component is opened as the link
+    itself, for the caller to refuse). Raises :class:`OSError` (``FileNotFoundError`` when
+    something on the way is missing) or :class:`_NotSandboxed`."""
+    fd = os.open(f"/proc/{pid}/root", os.O_PATH | os.O_DIRECTORY)
+    try:
+        st, host = os.fstat(fd), os.stat("/")
+        if (st.st_dev, st.st_ino) == (host.st_dev, host.st_ino):
+            raise _NotSandboxed(pid)
+        parts = [p for p in path.split("/") if p]
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            flags = os.O_PATH | os.O_NOFOLLOW | (0 if last else os.O_DIRECTORY)
+            inner = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _node_kind(mode: int) -> str:
+    """What a file of ``mode`` is, in words, for a message."""
+    for test, what in (
+        (stat.S_ISLNK, "a link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISFIFO, "a FIFO"),
+    ):
+        if test(mode):
+            return what
+    return "a device or other special file"

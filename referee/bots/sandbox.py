@@ -7,8 +7,9 @@ the bot:
 
 - has its own user, PID, IPC, UTS, network and cgroup namespaces and a new session: it sees
   no other process, can signal nobody outside, and has no network; the referee still reaches
-  it through the Unix socket in a folder bound into the sandbox (a socket crosses network
-  namespaces, because it is a file);
+  it through the Unix socket it makes in its scratch folder (a socket crosses network
+  namespaces, because it is a file), found through the sandbox's own root and never through
+  a link the bot could have made (:meth:`referee.bots.process.LocalBotProcess.connect_target`);
 - sees a fresh root with, read-only, the system folders (``/usr`` and its links), a few files
   of ``/etc`` that programs need, the Python runtime and our packages (for sample bots and
   SDK bots), the folder of the program it runs and its own folder (and, only for one's own
@@ -78,7 +79,10 @@ _ETC_FILES = (
     "nsswitch.conf",
     "os-release",
     "passwd",
-    "ssl",
+    # Not all of /etc/ssl: its private/ holds the machine's TLS keys (a reverse proxy's), and
+    # a bot running as the organiser's user could read them where that user is root.
+    "ssl/certs",
+    "ssl/openssl.cnf",
 )
 #: The devices of a bot's /dev (bound from the host's, as bubblewrap's --dev does).
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -355,8 +359,8 @@ def sandboxed_command(
     are more folders of the bot's own, bound read-only too. ``socket_dir`` is the folder of
     the bot's socket as the referee names it: inside the sandbox that path is a link to the
     scratch folder, so the socket the bot makes there counts against the scratch's cap like
-    everything else it writes, and the referee reaches it from outside through a link of its
-    own into the sandbox (:class:`~referee.bots.process.LocalLauncher`). (A ``socket_dir`` in
+    everything else it writes, and the referee reaches it from outside through the sandbox's
+    own root, following no link (:meth:`~referee.bots.process.LocalBotProcess.connect_target`). (A ``socket_dir`` in
     a folder bound read-only gets no link.) Variables named in ``config.env`` take their values
     from ``base_env`` (default: this process's environment). ``info_fd``: bubblewrap writes the
     pid of the sandbox's first process there (``--info-fd``).

@@ -3,9 +3,7 @@ validated, with overrides from Python, ``key=value`` strings and TOML text."""
 
 from __future__ import annotations
 
-import difflib
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
@@ -219,6 +217,8 @@ def _did_you_mean(word: object, names: Iterable[str]) -> str:
     """`` (did you mean 'pagat'?)`` for the name nearest to a mistyped ``word``, else ""."""
     if not isinstance(word, str):
         return ""
+    import difflib  # only for an error's hint: not at every import of the game model
+
     near = difflib.get_close_matches(word.lower(), list(names), n=1, cutoff=0.6)
     return f" (did you mean {near[0]!r}?)" if near else ""
 
@@ -323,6 +323,8 @@ def rules_from_mapping(data: Mapping[str, Any], default_preset: str = "standard"
 
 def rules_from_toml(text: str) -> Rules:
     """Rules from TOML text: options at the top level or in a ``[rules]`` table."""
+    import tomllib  # here, not at the top: a bot imports the game model at every start
+
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError) as e:

@@ -17,9 +17,10 @@ from referee.ladder.store import ArenaStore
 
 def standings(store: ArenaStore) -> list[dict[str, Any]]:
     """The leaderboard's rows, best first: the official refit's figures once it has run,
-    the live ratings beside them."""
+    the live ratings beside them, and each version's latest live ratings (``spark``, oldest
+    first: the row's sparkline)."""
     out = []
-    for rank, (vid, bot, number, owner, status, mu, sigma, n, wins, omu, osigma, lo, hi, faults) in enumerate(store.board_rows(), 1):
+    for rank, (vid, bot, number, owner, status, mu, sigma, n, wins, omu, osigma, lo, hi, faults, spark) in enumerate(store.board_rows(), 1):
         official = omu is not None
         smu, ssigma = (omu, osigma) if official else (mu, sigma)
         out.append({
@@ -28,6 +29,7 @@ def standings(store: ArenaStore) -> list[dict[str, Any]]:
             "live_mu": mu, "live_sigma": sigma, "matches": n, "wins": wins,
             "win_rate": wins / n if n else 0.0,
             "win_low": lo, "win_high": hi, "faults": json.loads(faults) if official else {},
+            "spark": json.loads(spark),
         })  # fmt: skip
     return out
 

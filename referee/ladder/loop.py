@@ -9,9 +9,10 @@ beside the web service, and stops it with SIGTERM. It is the only writer of resu
   becomes active or rejected with the reason. A stop mid-validation puts it back in the
   queue at the next start;
 - the **scheduler** feeds the runner's :class:`~referee.tournament.runner.LocalPool` lazily:
-  each time a worker is free it gets the next pending rotation, or, with none left, a new
-  table (:mod:`referee.ladder.scheduler`), whose seed's commitment is stored before it is
-  played. Each result is committed with the live ratings it moves, in one transaction,
+  each time a worker is free it gets the next rotation of the table it is at (its bots are
+  running), or, with none left, a new table (:mod:`referee.ladder.scheduler`), whose seed's
+  commitment is stored before it is played; the pool reads the feed on only when no table
+  with rotations left is free of another worker. Each result is committed with the live ratings it moves, in one transaction,
   with SIGINT and SIGTERM held back for those milliseconds; a match killed in flight
   stays pending and is played again from the same seed after a restart, never counted twice;
 - a **refit** thread recomputes the official ratings now and then, and a **board** thread

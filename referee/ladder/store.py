@@ -22,15 +22,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from referee.ladder.errors import ArenaError, Conflict, NotFound
 from referee.ladder.settings import SETTINGS_NAME, ArenaSettings, load, to_toml
+from referee.tournament.schedule import DealProgress
 from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect, write_transaction
+
+if TYPE_CHECKING:
+    from referee.tournament.standings import HeadToHead
 
 DB_NAME = "arena.db"
 SECRET_NAME = "secret"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Milliseconds a connection waits for the other process's transaction to end.
 BUSY_TIMEOUT_MS = 15_000
 
@@ -38,6 +42,19 @@ BUSY_TIMEOUT_MS = 15_000
 #: or rejected; later retired (a newer version took its place), withdrawn by its owner, or
 #: disqualified by an admin. Only active versions are scheduled.
 STATUSES = ("queued", "validating", "active", "rejected", "retired", "withdrawn", "disqualified")
+
+#: The tables of schema 3: each version's rating after each of its matches, and how each
+#: version fared against each opponent version (kept up to date with every result).
+_HISTORY = """
+CREATE TABLE rating_history (
+    version_id INTEGER NOT NULL, n INTEGER NOT NULL, key TEXT NOT NULL, mu REAL NOT NULL, sigma REAL NOT NULL,
+    at TEXT NOT NULL, PRIMARY KEY (version_id, n)
+) WITHOUT ROWID;
+CREATE TABLE head_to_head (
+    version_id INTEGER NOT NULL, opponent_id INTEGER NOT NULL, matches INTEGER NOT NULL, better INTEGER NOT NULL,
+    equal INTEGER NOT NULL, worse INTEGER NOT NULL, PRIMARY KEY (version_id, opponent_id)
+) WITHOUT ROWID
+"""
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,6 +85,7 @@ CREATE TABLE versions (
     mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL DEFAULT 0,
     wins INTEGER NOT NULL DEFAULT 0, tables INTEGER NOT NULL DEFAULT 0,
     report TEXT NOT NULL DEFAULT '', start_failures INTEGER NOT NULL DEFAULT 0,
+    spark TEXT NOT NULL DEFAULT '[]',
     UNIQUE (bot_id, number)
 );
 CREATE INDEX versions_status ON versions (status);
@@ -90,21 +108,62 @@ CREATE TABLE official (
     wins INTEGER NOT NULL, win_low REAL NOT NULL, win_high REAL NOT NULL, faults TEXT NOT NULL
 );
 CREATE TABLE infra_failures (id INTEGER PRIMARY KEY, key TEXT NOT NULL, error TEXT NOT NULL, at TEXT NOT NULL);
-CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL, body TEXT NOT NULL)
-"""
+CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL, body TEXT NOT NULL);
+""" + _HISTORY
+
+
+#: The meta key counting changes to what the leaderboard shows (see :meth:`ArenaStore.board`).
+BOARD_GEN = "board_gen"
+BUMP_BOARD = "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+#: The latest live ratings (mu - 3 sigma) a version keeps for its leaderboard row's sparkline
+#: (``versions.spark``, a JSON list kept with each result, so the board reads no history).
+SPARK_POINTS = 24
+#: Adds one match's head-to-head outcome of a version against one opponent (better, equal, worse: 1 or 0).
+ADD_PAIR = (
+    "INSERT INTO head_to_head VALUES (?, ?, 1, ?, ?, ?) ON CONFLICT(version_id, opponent_id) DO UPDATE SET "
+    "matches = matches + 1, better = better + excluded.better, equal = equal + excluded.equal, worse = worse + excluded.worse"
+)
+
+
+def pair_outcomes(seats: Sequence[int], placings: Sequence[int]) -> Iterator[tuple[int, int, int, int, int]]:
+    """Each ordered pair of a match's seats as :data:`ADD_PAIR` counts it: (version, opponent,
+    better, equal, worse). Equal placings are a draw, a shared first place too: nobody wins
+    it (docs/rules.md), as the tournament's head-to-head counts it
+    (:class:`~referee.tournament.standings.HeadToHead`)."""
+    for s, v in enumerate(seats):
+        for t, o in enumerate(seats):
+            if s != t:
+                a, b = placings[s], placings[t]
+                yield v, o, int(a < b), int(a == b), int(a > b)
+
+
+def _to_v3(conn: sqlite3.Connection) -> None:
+    # The history of ratings starts where the old schema left off: one point per version that
+    # played, its current live rating after its matches so far (the old store kept no more).
+    # The head-to-head counts are rebuilt from every finished match, so none is lost.
+    for stmt in _HISTORY.split(";"):
+        conn.execute(stmt)
+    conn.execute("ALTER TABLE versions ADD COLUMN spark TEXT NOT NULL DEFAULT '[]'")
+    conn.execute("UPDATE versions SET spark = json_array(round(mu - 3 * sigma, 2)) WHERE matches > 0")
+    conn.execute(
+        "INSERT INTO rating_history SELECT v.id, v.matches, '', v.mu, v.sigma, coalesce((SELECT max(m.finished_at) "
+        "FROM match_seats s JOIN matches m ON m.key = s.key WHERE s.version_id = v.id AND m.status = 'done'), v.status_at) "
+        "FROM versions v WHERE v.matches > 0"
+    )
+    for seats, result in conn.execute("SELECT seats, result FROM matches WHERE status = 'done' ORDER BY key").fetchall():
+        conn.executemany(ADD_PAIR, list(pair_outcomes(json.loads(seats), json.loads(result)["placings"])))
+    conn.execute(BUMP_BOARD, (BOARD_GEN,))  # the kept leaderboard gains its sparklines
+
 
 #: What brings a database of one schema version to the next (run by a writing connection).
-_MIGRATIONS = {
+_MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     1: """
 ALTER TABLE versions ADD COLUMN report TEXT NOT NULL DEFAULT '';
 ALTER TABLE versions ADD COLUMN start_failures INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL, body TEXT NOT NULL)
 """,
+    2: _to_v3,
 }
-
-#: The meta key counting changes to what the leaderboard shows (see :meth:`ArenaStore.board`).
-BOARD_GEN = "board_gen"
-BUMP_BOARD = "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
 
 
 class _NoInvite(Exception):
@@ -184,8 +243,22 @@ class LadderMatch:
     finished_at: str | None
     duration_s: float
     commitment: str
-    #: Whether every rotation of this match's deal is finished (its log and seed are public then).
+    #: Whether every rotation of this match's deal is finished or given up (its log and seed are
+    #: public then): :meth:`~referee.tournament.schedule.DealProgress.deal_complete`, the
+    #: tournament's rule, over the rotations of its table.
     deal_done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A version's live rating after its ``n``-th match (``key``; empty for the one point an
+    older arena's migration kept: the rating it had then)."""
+
+    n: int
+    key: str
+    mu: float
+    sigma: float
+    at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +281,7 @@ _VERSION_COLUMNS = (
 )
 _VERSION_FROM = "versions v JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id"
 _MATCH_COLUMNS = (
-    "m.key, m.table_id, m.rotation, m.seats, m.status, m.result, m.log_path, m.finished_at, m.duration_s, "
-    "t.commitment, t.finished_at IS NOT NULL"
+    "m.key, m.table_id, m.rotation, m.seats, m.status, m.result, m.log_path, m.finished_at, m.duration_s, t.commitment"
 )
 
 
@@ -218,11 +290,19 @@ def match_key(table_id: int, rotation: int) -> str:
     return f"{table_id:08d}-r{rotation}"
 
 
-def _match(row: Sequence[Any]) -> LadderMatch:
-    key, tid, rot, seats, status, result, log, fin, dur, commit, done = row
+class _Rotation(NamedTuple):
+    """A ladder match as the hold-back rule sees it (:class:`~referee.tournament.schedule.Dealt`)."""
+
+    key: str
+    #: The table's id names its deal: a table is one deal, its seed derived from the id alone.
+    seed: int
+
+
+def _match(row: Sequence[Any], progress: DealProgress) -> LadderMatch:
+    key, tid, rot, seats, status, result, log, fin, dur, commit = row
     return LadderMatch(
         key, int(tid), int(rot), tuple(json.loads(seats)), status, json.loads(result) if result else None,
-        log, fin, float(dur), commit, bool(done),
+        log, fin, float(dur), commit, progress.deal_complete(int(tid)),
     )
 
 
@@ -280,8 +360,12 @@ def _migrate(conn: sqlite3.Connection, version: int) -> str:
         try:
             (now_at,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if int(now_at) == version:  # the other process may have migrated it meanwhile
-                for stmt in filter(None, (t.strip() for t in _MIGRATIONS[version].split(";"))):
-                    conn.execute(stmt)
+                step = _MIGRATIONS[version]
+                if callable(step):
+                    step(conn)
+                else:
+                    for stmt in filter(None, (t.strip() for t in step.split(";"))):
+                        conn.execute(stmt)
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version + 1),))
         except BaseException:
             conn.execute("ROLLBACK")
@@ -497,8 +581,12 @@ class ArenaStore:
             raise NotFound(f"no version {version_id}")
         return Version(*row)
 
-    def versions(self, *, owner_id: int | None = None, status: Sequence[str] = (), bot: str | None = None) -> list[Version]:
-        """Versions, newest first, filtered by owner, status and bot name."""
+    def versions(
+        self, *, owner_id: int | None = None, status: Sequence[str] = (), bot: str | None = None,
+        limit: int | None = None, before: int | None = None,
+    ) -> list[Version]:
+        """Versions, newest first, filtered by owner, status and bot name; at most ``limit``,
+        of ids below ``before`` (a page of a long list)."""
         where: list[str] = ["1"]
         params: list[Any] = []
         if owner_id is not None:
@@ -510,7 +598,11 @@ class ArenaStore:
         if bot is not None:
             where.append("b.name = ?")
             params.append(bot)
-        rows = self._all(f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE {' AND '.join(where)} ORDER BY v.id DESC", params)
+        if before is not None:
+            where.append("v.id < ?")
+            params.append(before)
+        tail = f" LIMIT {int(limit)}" if limit is not None else ""
+        rows = self._all(f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE {' AND '.join(where)} ORDER BY v.id DESC{tail}", params)
         return [Version(*r) for r in rows]
 
     def candidates(self) -> list[tuple[int, float, float, int]]:
@@ -646,7 +738,24 @@ class ArenaStore:
             f"SELECT {_MATCH_COLUMNS} FROM matches m JOIN ladder_tables t ON t.id = m.table_id WHERE m.table_id = ? ORDER BY m.rotation",
             (table_id,),
         )
-        return [_match(r) for r in rows]
+        return self._matches(rows)
+
+    def _matches(self, rows: Sequence[Sequence[Any]]) -> list[LadderMatch]:
+        """Matches from their rows, each knowing whether its deal is complete: every rotation of
+        its table finished (done) or given up (void, never to be played)."""
+        tables = sorted({int(r[1]) for r in rows})
+        rotations: list[_Rotation] = []
+        finished: set[str] = set()
+        for i in range(0, len(tables), 500):  # within SQLite's limit of bound parameters
+            chunk = tables[i:i + 500]
+            for key, tid, status in self._all(
+                f"SELECT key, table_id, status FROM matches WHERE table_id IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                rotations.append(_Rotation(key, int(tid)))
+                if status != "pending":
+                    finished.add(key)
+        progress = DealProgress.of(rotations, finished)
+        return [_match(r, progress) for r in rows]
 
     def pending_matches(self) -> list[LadderMatch]:
         """Matches scheduled and not finished, oldest first (a restart plays them first)."""
@@ -654,14 +763,14 @@ class ArenaStore:
             f"SELECT {_MATCH_COLUMNS} FROM matches m JOIN ladder_tables t ON t.id = m.table_id "
             "WHERE m.status = 'pending' ORDER BY m.key"
         )
-        return [_match(r) for r in rows]
+        return self._matches(rows)
 
     def match(self, key: str) -> LadderMatch:
         """One match by key."""
         row = self._one(f"SELECT {_MATCH_COLUMNS} FROM matches m JOIN ladder_tables t ON t.id = m.table_id WHERE m.key = ?", (key,))
         if row is None:
             raise NotFound(f"no match {key!r}")
-        return _match(row)
+        return self._matches([row])[0]
 
     def matches(self, *, version_ids: Sequence[int] = (), status: str | None = None, limit: int = 50, before: str | None = None) -> list[LadderMatch]:
         """Matches, newest first: of any of ``version_ids`` if given, of a status if given."""
@@ -681,7 +790,7 @@ class ArenaStore:
             "ORDER BY m.key DESC LIMIT ?",
             [*params, limit],
         )
-        return [_match(r) for r in rows]
+        return self._matches(rows)
 
     def finished_rows(self) -> list[tuple[str, tuple[int, ...], dict[str, Any]]]:
         """Every finished match: key, seats (version ids) and result, in key order (the refit's input)."""
@@ -693,7 +802,9 @@ class ArenaStore:
     def record_result(
         self, key: str, result: dict[str, Any], log_path: str, duration_s: float, ratings: dict[int, tuple[float, float]]
     ) -> bool:
-        """Commit a finished match with the live ratings it moves, in one transaction.
+        """Commit a finished match with the live ratings it moves, in one transaction: each
+        seat's version gets its new rating, a point of its rating history and its head-to-head
+        against every other seat.
 
         Returns False (and changes nothing) if the match is already done: a result is never
         counted twice.
@@ -707,13 +818,23 @@ class ArenaStore:
             if cur.rowcount != 1:
                 return False
             (tid, seats) = c.execute("SELECT table_id, seats FROM matches WHERE key = ?", (key,)).fetchone()
-            placings = result["placings"]
-            for s, vid in enumerate(json.loads(seats)):
+            seats = json.loads(seats)
+            placings = [int(p) for p in result["placings"]]
+            at = now()
+            for s, vid in enumerate(seats):
                 mu, sigma = ratings[vid]
-                c.execute(
-                    "UPDATE versions SET mu = ?, sigma = ?, matches = matches + 1, wins = wins + ? WHERE id = ?",
-                    (mu, sigma, int(placings[s] == 1), vid),
-                )
+                # A win is first place alone: nobody wins a shared first place (docs/rules.md),
+                # as the official refit counts it.
+                won = placings[s] == 1 and placings.count(1) == 1
+                (spark,) = c.execute("SELECT spark FROM versions WHERE id = ?", (vid,)).fetchone()
+                spark = json.dumps([*json.loads(spark), round(mu - 3 * sigma, 2)][-SPARK_POINTS:])
+                (n,) = c.execute(
+                    "UPDATE versions SET mu = ?, sigma = ?, matches = matches + 1, wins = wins + ?, spark = ? WHERE id = ? "
+                    "RETURNING matches",
+                    (mu, sigma, int(won), spark, vid),
+                ).fetchone()
+                c.execute("INSERT INTO rating_history VALUES (?, ?, ?, ?, ?, ?)", (vid, n, key, mu, sigma, at))
+            c.executemany(ADD_PAIR, list(pair_outcomes(seats, placings)))
             c.execute(BUMP_BOARD, (BOARD_GEN,))
             (left,) = c.execute("SELECT count(*) FROM matches WHERE table_id = ? AND status = 'pending'", (tid,)).fetchone()
             if left == 0:
@@ -761,12 +882,13 @@ class ArenaStore:
         """The leaderboard's rows, best first: active versions and every version that played.
 
         (id, bot, number, owner, status, live mu, live sigma, matches, wins, then the official
-        mu, sigma, win_low, win_high and faults, None before the first refit). The order, by
+        mu, sigma, win_low, win_high and faults, None before the first refit, and the
+        sparkline's latest live ratings as JSON text). The order, by
         the shown rating's ordinal (mu - 3 sigma), is SQLite's, so no row is built to sort.
         """
         return self._all(
             "SELECT v.id, b.name, v.number, u.name, v.status, v.mu, v.sigma, v.matches, v.wins, "
-            "o.mu, o.sigma, o.win_low, o.win_high, o.faults "
+            "o.mu, o.sigma, o.win_low, o.win_high, o.faults, v.spark "
             f"FROM {_VERSION_FROM} LEFT JOIN official o ON o.version_id = v.id "
             "WHERE v.status = 'active' OR v.matches > 0 "
             "ORDER BY coalesce(o.mu, v.mu) - 3 * coalesce(o.sigma, v.sigma) DESC, b.name || '.v' || v.number"
@@ -785,6 +907,36 @@ class ArenaStore:
         """Keep the leaderboard's JSON built at generation ``gen`` (the ladder does, now and then)."""
         with self.tx() as c:
             c.execute("INSERT INTO board VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET gen = excluded.gen, body = excluded.body", (gen, body))
+
+    # ------------------------------------------------------------- a bot's history
+
+    def rating_history(self, version_id: int, max_points: int) -> list[RatingPoint]:
+        """A version's live rating after each of its matches, oldest first: at most
+        ``max_points`` of them, evenly spread, the first and the latest always among them."""
+        lo, hi, count = self._one("SELECT min(n), max(n), count(*) FROM rating_history WHERE version_id = ?", (version_id,))
+        if not count:
+            return []
+        # Every step-th point from the first, and the latest: at most max_points (>= 2) rows.
+        step = max(1, -(-(int(count) - 1) // max(1, max_points - 1)))
+        rows = self._all(
+            "SELECT n, key, mu, sigma, at FROM rating_history WHERE version_id = ? AND ((n - ?) % ? = 0 OR n = ?) ORDER BY n",
+            (version_id, lo, step, hi),
+        )
+        return [RatingPoint(int(n), k, float(mu), float(sigma), at) for n, k, mu, sigma, at in rows]
+
+    def head_to_head(self, version_ids: Sequence[int]) -> list[tuple[int, int, HeadToHead]]:
+        """How each of these versions fared against each opponent version it met: (version,
+        opponent, counts), the most played first."""
+        from referee.tournament.standings import HeadToHead  # (its module brings scipy: only here)
+
+        if not version_ids:
+            return []
+        rows = self._all(
+            "SELECT version_id, opponent_id, matches, better, equal, worse FROM head_to_head "
+            f"WHERE version_id IN ({','.join('?' * len(version_ids))}) ORDER BY matches DESC, version_id DESC, opponent_id",
+            list(version_ids),
+        )
+        return [(int(v), int(o), HeadToHead(int(n), int(b), int(e), int(w))) for v, o, n, b, e, w in rows]
 
     # ------------------------------------------------------------- official ratings
 

@@ -10,6 +10,9 @@ from referee.ladder import board
 from referee.ladder.fairness import deal_seed
 from referee.ladder.store import ArenaStore, LadderMatch, Version, read_secret
 
+#: Most points of one version's rating history a response carries (evenly spread).
+HISTORY_POINTS = 400
+
 
 @functools.cache
 def _secret(folder: Path) -> bytes:
@@ -57,5 +60,38 @@ def match_view(store: ArenaStore, m: LadderMatch, labels: dict[int, Version] | N
         out.update(placings=m.result["placings"], winner=m.result["winner"], reason=m.result["reason"], rounds=m.result["rounds"])
     if m.deal_done and m.status == "done":
         out["seed"] = str(deal_seed(_secret(store.folder), m.table_id))
-        out["log"] = f"/api/v1/matches/{m.key}/log"
+        if m.log_path:  # (a match the referee could not log has a result and no replay)
+            out["log"] = f"/api/v1/matches/{m.key}/log"
+    return out
+
+
+def version_admin(v: Version) -> dict[str, Any]:
+    """What an admin's list of versions shows: the public figures, and why a version stopped."""
+    return {**version_public(v), "reason": v.reason, "status_at": v.status_at}
+
+
+def rating_history(store: ArenaStore, versions: list[Version], max_points: int = HISTORY_POINTS) -> list[dict[str, Any]]:
+    """Each version's live rating after each of its matches: ``[n, mu, sigma]`` points, the
+    version's match count first (no point before its first match: nothing to draw from 0)."""
+    return [
+        {"version": v.id, "label": v.label, "number": v.number, "status": v.status,
+         "points": [[p.n, round(p.mu, 4), round(p.sigma, 4)] for p in store.rating_history(v.id, max_points)]}
+        for v in versions
+    ]
+
+
+def head_to_head(store: ArenaStore, versions: list[Version]) -> list[dict[str, Any]]:
+    """How each version fared against each opponent version: placed above it (a win), below
+    (a loss), or equal (a draw; a shared first place too, which nobody wins), and the score:
+    the share of wins, draws counting half (the tournament's head-to-head score)."""
+    labels = {v.id: v for v in versions}
+    out = []
+    for vid, oid, h in store.head_to_head([v.id for v in versions]):
+        o = labels.get(oid) or store.version(oid)
+        labels[oid] = o
+        out.append({
+            "version": vid, "label": labels[vid].label, "opponent": oid, "opponent_label": o.label, "opponent_bot": o.bot,
+            "opponent_owner": o.owner, "matches": h.matches, "wins": h.better, "losses": h.worse, "draws": h.equal,
+            "score": round(h.score, 4),
+        })
     return out

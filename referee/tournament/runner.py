@@ -3,7 +3,9 @@
 The executor is a pool of worker processes (the Python referee is CPU-bound, so threads
 would share one core). Each worker keeps its bots running across the matches it plays
 (no launch per match) and sends back one plain result per match; the parent alone writes
-the database, one transaction per match. A killed run loses only the matches in flight,
+the database, one transaction per match. The parent hands the matches out table by table
+(:class:`_Plan`): a worker plays on at its table, every rotation of a deal and deal after
+deal, so that a bot starts about once per table and worker, not once per match. A killed run loses only the matches in flight,
 which the next run plays again from the same seeds.
 
 Nothing a worker does can block the parent: each worker has a pipe of its own (no shared
@@ -29,6 +31,7 @@ import contextlib
 import dataclasses
 import errno
 import hashlib
+import itertools
 import multiprocessing as mp
 import os
 import shutil
@@ -68,6 +71,10 @@ START_FAULT = "start"
 STOP_WORKERS_S = 1.5
 #: Cap on what is kept of one bot's output in one match, in bytes.
 BOT_OUTPUT_BYTES = 1024 * 1024
+#: Bots a worker keeps running between matches (the least recently used stop first).
+MAX_KEPT_BOTS = 12
+#: Groups of tasks (tables) a free worker looks at when it chooses its next one.
+PLAN_LOOKAHEAD = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,8 +374,11 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
         if h is not None and not h.alive:
             await h.close()
             del handles[b.name]
-        if b.name not in handles and b not in to_start:
+        if b.name in handles:
+            handles[b.name] = handles.pop(b.name)  # the most recently used last
+        elif b not in to_start:
             to_start.append(b)
+    await _evict(handles, len(to_start), {b.name for b in task.bots})
     t0 = time.monotonic()
     outcomes = await asyncio.gather(*(_start(b, launcher) for b in to_start), return_exceptions=True)
     startup = time.monotonic() - t0 if to_start else 0.0
@@ -413,6 +423,18 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
     return TaskResult(
         key, True, result, "", time.monotonic() - started, startup, start_failures=failures, started=ok_names
     )
+
+
+async def _evict(handles: dict[str, BotHandle], starting: int, needed: set[str]) -> None:
+    """Stop the least recently used bots beyond :data:`MAX_KEPT_BOTS` (with ``starting``
+    about to start), never one that ``needed`` names: a worker of a ladder of many versions
+    would otherwise keep every bot it ever started running."""
+    from referee.bots import close_bots
+
+    spare = [name for name in handles if name not in needed]
+    over = len(handles) + starting - MAX_KEPT_BOTS
+    if over > 0 and spare:
+        await close_bots([handles.pop(name) for name in spare[:over]])
 
 
 #: Longest text a worker sends about one failure. Messages stay a few KiB, so that each goes
@@ -495,15 +517,114 @@ class _Slot:
     deadline: float = 0.0
     #: When the worker counts as stuck if it has said nothing since (heartbeats reset it).
     quiet_deadline: float = 0.0
+    #: The bots the worker has running, as far as the parent knows, least recently used first.
+    bots: dict[str, None] = field(default_factory=dict)
+    #: The group (table) of tasks it plays, while that has tasks left.
+    group: tuple[str, ...] | None = None
+
+    def note(self, task: MatchTask, r: TaskResult) -> None:
+        """What a finished task tells of the bots the worker keeps (see :func:`_evict`)."""
+        for b in task.bots:
+            self.bots.pop(b.name, None)
+            if b.name in r.started:
+                self.bots[b.name] = None
+        while len(self.bots) > MAX_KEPT_BOTS:
+            del self.bots[next(iter(self.bots))]
+
+
+class _Plan:
+    """The tasks not yet handed out, and which one a free worker plays next.
+
+    Starting a bot costs far more than a decision, and a worker keeps its bots running from
+    one match to the next. So the tasks are grouped by table (the bots they seat, in the
+    feed's order within a group), and a worker plays on at the table it is at (every rotation
+    of a deal, then the next deal) while that has tasks; then it moves to the table, among the
+    first :data:`PLAN_LOOKAHEAD` that no other worker is at, whose bots it has most of
+    running (the first of those in the feed's order). Only when every table with tasks left
+    has a worker does it join one, so that the last table is shared rather than waited for.
+    Retries come first, in the order they failed. Which worker plays a match, and when,
+    changes nothing of its result: its seed and seats are the schedule's.
+
+    ``keep_order`` plays the feed as it comes instead (an SPRT test counts its deals in
+    order, and stops at a deal boundary). A lazy feed (the ladder's) is read only when no
+    table is free: each read may schedule a new table.
+    """
+
+    def __init__(self, feed: Iterator[MatchTask], *, keep_order: bool = False) -> None:
+        self._feed = feed
+        self._keep_order = keep_order
+        self.exhausted = False
+        self.retries: deque[MatchTask] = deque()
+        self._groups: dict[tuple[str, ...], deque[MatchTask]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.retries or self._groups)
+
+    def _key(self, t: MatchTask) -> tuple[str, ...]:
+        return () if self._keep_order else t.match.table
+
+    def _read(self) -> tuple[str, ...] | None:
+        """One more task from the feed into its group; its group's key (None: the feed ended)."""
+        if self.exhausted:
+            return None
+        t = next(self._feed, None)
+        if t is None:
+            self.exhausted = True
+            return None
+        key = self._key(t)
+        self._groups.setdefault(key, deque()).append(t)
+        return key
+
+    def _pop(self, key: tuple[str, ...]) -> MatchTask:
+        group = self._groups[key]
+        t = group.popleft()
+        if not group:
+            del self._groups[key]
+        return t
+
+    def take(self, slot: _Slot, others: Iterable[_Slot]) -> MatchTask | None:
+        """The next task for the free worker ``slot`` (None: nothing is left to hand out)."""
+        if self.retries:
+            return self.retries.popleft()
+        if slot.group is not None and slot.group in self._groups:
+            return self._pop(slot.group)
+        taken = {o.group for o in others if o.group is not None}
+        while not any(k not in taken for k in self._groups):
+            key = self._read()
+            if key is None:
+                break
+            if key == slot.group:  # the feed held more of this worker's table
+                return self._pop(key)
+        if not self._groups:
+            return None
+        # The other workers' tables do not count toward the look-ahead: they are never free.
+        first = list(itertools.islice(self._groups, PLAN_LOOKAHEAD + len(taken)))
+        free = [k for k in first if k not in taken] or first
+
+        def missing(key: tuple[str, ...]) -> int:
+            return sum(1 for b in self._groups[key][0].bots if b.name not in slot.bots)
+
+        key = min(free, key=missing)  # min keeps the first of equals: the feed's order
+        slot.group = key
+        return self._pop(key)
 
 
 class LocalPool:
     """The default executor: ``jobs`` worker processes on this machine."""
 
-    def __init__(self, jobs: int, *, match_limit_s: float | None = None, silence_limit_s: float = SILENCE_LIMIT_S) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        *,
+        match_limit_s: float | None = None,
+        silence_limit_s: float = SILENCE_LIMIT_S,
+        keep_order: bool = False,
+    ) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         self.jobs = jobs
+        #: Hand the tasks out in the order given, rather than table by table (see :class:`_Plan`).
+        self.keep_order = keep_order
         #: Seconds a match may take once its bots are up (default: from its settings).
         self.match_limit_s = match_limit_s
         #: Seconds a worker playing a match may go without a word before it counts as stuck.
@@ -524,23 +645,9 @@ class LocalPool:
         chosen from the latest results. The run ends when the feed is exhausted and every
         task it gave has finished.
         """
-        feed = iter(tasks)
-        todo: deque[MatchTask] = deque()
-        first = next(feed, None)
-        if first is None:
+        todo = _Plan(iter(tasks), keep_order=self.keep_order)
+        if todo._read() is None:
             return
-        todo.append(first)
-        exhausted = False
-
-        def take() -> MatchTask | None:
-            nonlocal exhausted
-            if todo:
-                return todo.popleft()
-            if exhausted:
-                return None
-            t = next(feed, None)
-            exhausted = t is None
-            return t
 
         # spawn, not fork: gRPC's threads do not survive a fork.
         ctx = mp.get_context("spawn")
@@ -550,10 +657,10 @@ class LocalPool:
         slots = [self._spawn(ctx) for _ in range(n)]
         finished = False
         try:
-            while todo or not exhausted or any(s.task is not None for s in slots):
+            while todo or not todo.exhausted or any(s.task is not None for s in slots):
                 for s in slots:
                     if s.task is None:
-                        t = take()
+                        t = todo.take(s, (o for o in slots if o is not s))
                         if t is None:
                             continue
                         t = prepare(t) if prepare is not None else t
@@ -583,10 +690,12 @@ class LocalPool:
                             elif kind == "started":
                                 s.deadline = time.monotonic() + (self.match_limit_s or _limit_of(s.task))
                             else:
-                                s.task = None
+                                done, s.task = s.task, None
                                 r: TaskResult = payload
+                                if done is not None:
+                                    s.note(done, r)
                                 if r.infra:
-                                    r = self._retry(r, attempts, todo, sent)
+                                    r = self._retry(r, attempts, todo.retries, sent)
                                 yield r
                             continue
                     elif s.process.sentinel in ready:
@@ -602,7 +711,7 @@ class LocalPool:
                     slots[i] = self._spawn(ctx)
                     if task is not None:
                         r = TaskResult(task.match.key, False, {}, failure, infra=True)
-                        yield self._retry(r, attempts, todo, sent, task)
+                        yield self._retry(r, attempts, todo.retries, sent, task)
             finished = True
         finally:
             _stop_all(slots, clean=finished)
@@ -615,7 +724,7 @@ class LocalPool:
             return r
         original = task or sent[r.key]
         # Next rather than last: an SPRT test counts deals in order, and would wait for it.
-        todo.appendleft(original)
+        todo.append(original)
         return dataclasses.replace(r, retrying=True)
 
 
@@ -752,7 +861,8 @@ def _run_locked(
         out = store.disqualified()
         return dataclasses.replace(t, absent=tuple(b.name for b in t.bots if b.name in out))
 
-    results = (executor or LocalPool(jobs)).run(tasks, prepare)
+    # An SPRT test counts its deals in order; other formats play table by table (see _Plan).
+    results = (executor or LocalPool(jobs, keep_order=settings.format == "sprt")).run(tasks, prepare)
     # Closed explicitly: an exception in this loop (Ctrl-C) must stop the workers now, not
     # when the traceback that holds the generator is dropped.
     try:

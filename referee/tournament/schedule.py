@@ -23,7 +23,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from referee.tournament.settings import TournamentSettings
@@ -124,6 +124,22 @@ def schedule_for(settings: TournamentSettings, bots: list[str]) -> list[Schedule
 HELD_BACK = "held back until the deal is complete"
 
 
+class Dealt(Protocol):
+    """A scheduled match as the hold-back rule sees it: its key and its deal's seed (a
+    :class:`ScheduledMatch`; the arena's rotations of a ladder table, whose deal is named by
+    the table)."""
+
+    @property
+    def key(self) -> str:
+        """The match's key."""
+        ...
+
+    @property
+    def seed(self) -> int:
+        """What names its deal: every match dealt the same cards has the same one."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class DealProgress:
     """Which deals of a schedule are complete, for deciding whose replays may be shown.
@@ -143,7 +159,7 @@ class DealProgress:
     tournament_finished: bool = False
 
     @staticmethod
-    def of(schedule: Iterable[ScheduledMatch], done: Container[str], *, tournament_finished: bool = False) -> DealProgress:
+    def of(schedule: Iterable[Dealt], done: Container[str], *, tournament_finished: bool = False) -> DealProgress:
         """The progress of ``schedule`` when the matches of the keys in ``done`` are finished."""
         return DealProgress(frozenset(m.seed for m in schedule if m.key not in done), tournament_finished)
 
@@ -156,7 +172,7 @@ class DealProgress:
         return self.tournament_finished or self.deal_complete(seed)
 
 
-def deal_complete(seed: int, schedule: Iterable[ScheduledMatch], done: Container[str]) -> bool:
+def deal_complete(seed: int, schedule: Iterable[Dealt], done: Container[str]) -> bool:
     """Whether the deal of ``seed`` is complete: every match of ``schedule`` dealt from it has
     its key in ``done`` (see :class:`DealProgress`, which answers many at once)."""
     return DealProgress.of(schedule, done).deal_complete(seed)

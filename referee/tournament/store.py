@@ -70,7 +70,7 @@ CREATE TABLE start_failures (    -- each bot's failures to start in a row
 
 
 #: Modes of what a tournament holds: its seed, the bots' files and the logs are secrets
-#: (README, "Security model"), readable by the referee's user alone.
+#: (docs/security.md), readable by the referee's user alone.
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 

@@ -178,3 +178,39 @@ def arena_factory(tmp_path: Path) -> Iterator[Callable[..., Arena]]:
     for a in made:
         if a.proc is not None and a.proc.poll() is None:
             a.stop(signal.SIGKILL)
+
+
+def fake_version(store: ArenaStore, user_id: int, bot: str) -> int:
+    """A version recorded straight in the store, with a one-file folder (never run: for tests
+    of what the store and the pages make of results)."""
+    staged = store.folder / "uploads" / f"staged-{bot.encode().hex()}"
+    staged.mkdir()
+    (staged / "bot.py").write_text("")
+
+    def place(vid: int) -> str:
+        staged.rename(store.folder / "versions" / str(vid))
+        return f"versions/{vid}"
+
+    from referee.ladder.ratings import prior
+
+    mu, sigma = prior()
+    v = store.add_version(user_id, bot, place=place, command="python bot.py", sha256="", n_files=1, size=0, source="bot.py",
+                          mu=mu, sigma=sigma)
+    store.set_status(v.id, "active")
+    return v.id
+
+
+def play_table(store: ArenaStore, seats: list[int], placings: list[list[int]]) -> list[str]:
+    """Record a table of these versions as the ladder would: each rotation's placings (seat 0
+    first), with the live ratings they move. Its keys."""
+    from referee.ladder.fairness import commitment, deal_seed
+    from referee.ladder.ratings import live_update
+
+    matches = store.schedule_table(seats, lambda tid: commitment(deal_seed(b"k", tid)), placement=False)
+    for m, p in zip(matches, placings, strict=True):
+        current = [(store.version(v).mu, store.version(v).sigma) for v in m.seats]
+        moved = live_update(current, p)
+        winner = p.index(1) if p.count(1) == 1 else -1
+        result = {"placings": p, "winner": winner, "reason": "last_standing", "rounds": 3, "seats": [{"placing": x} for x in p]}
+        assert store.record_result(m.key, result, "", 0.5, dict(zip(m.seats, moved, strict=True)))
+    return [m.key for m in matches]

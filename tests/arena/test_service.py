@@ -271,3 +271,48 @@ def test_the_validation_report_is_check_bots_steps_and_its_owners_alone(arena: A
     assert lines[-1].startswith("PASS  validation match against the random bot")
     # Public pages never carry it.
     assert "report" not in json.dumps(arena.api("GET", "/api/v1/bots/broken").json())
+
+
+def test_a_bots_rating_history_and_head_to_head_follow_its_matches(arena: Arena) -> None:
+    def played(n: int) -> dict[str, Any] | None:
+        v = next(v for v in arena.api("GET", "/api/v1/bots/greedy").json()["versions"] if v["label"] == "greedy.v1")
+        return v if v["matches"] >= n else None
+
+    poll_until("greedy.v1's second match", lambda: played(2), timeout_s=300)
+    before = arena.api("GET", "/api/v1/bots/greedy/head-to-head").json()["rows"]
+    hist = arena.api("GET", "/api/v1/bots/greedy/ratings").json()
+    after = played(0)
+    assert after is not None
+    (line,) = [v for v in hist["versions"] if v["label"] == "greedy.v1"]
+    ns = [p[0] for p in line["points"]]
+    # One point per match, from the first (none at 0), up to the matches it has now.
+    assert ns == list(range(1, len(ns) + 1)) and 2 <= len(ns) <= after["matches"]
+    assert all(p[2] > 0 for p in line["points"])
+    few = arena.api("GET", "/api/v1/bots/greedy/ratings", params={"points": 2}).json()["versions"]
+    thinned = next(v for v in few if v["label"] == "greedy.v1")["points"]
+    assert len(thinned) == 2 and thinned[0][0] == 1 and thinned[1][0] >= ns[-1]  # the first and the latest
+    # Every match of this two-bot ladder is greedy against randbot: the head-to-head counts
+    # each once, a win, a loss or a draw, the same from either side.
+    both = arena.api("GET", "/api/v1/bots/randbot/head-to-head").json()["rows"]
+    (g,) = [r for r in before if r["label"] == "greedy.v1" and r["opponent_label"] == "randbot.v1"]
+    assert g["wins"] + g["losses"] + g["draws"] == g["matches"] >= 2
+    assert g["score"] == round((g["wins"] + g["draws"] / 2) / g["matches"], 4)
+    (r,) = [r for r in both if r["label"] == "randbot.v1" and r["opponent_label"] == "greedy.v1"]
+    assert r["matches"] >= g["matches"] and r["opponent_owner"] == "alice"
+    assert arena.api("GET", "/api/v1/bots/nobody/ratings").status_code == 404
+    assert arena.api("GET", "/api/v1/bots/greedy/ratings", params={"points": 1}).status_code == 422
+
+
+def test_the_admins_list_of_versions(arena: Arena) -> None:
+    listed = arena.api("GET", "/api/v1/admin/versions", "admin").json()
+    labels = [v["label"] for v in listed]
+    assert {"greedy.v1", "randbot.v1", "junk.v1"} <= set(labels)
+    assert [v["id"] for v in listed] == sorted((v["id"] for v in listed), reverse=True)
+    assert all("report" not in v and "source" not in v for v in listed)  # the owner's alone
+    page = arena.api("GET", "/api/v1/admin/versions", "admin", params={"limit": 1, "before": listed[0]["id"]}).json()
+    assert [v["id"] for v in page] == [listed[1]["id"]]
+    active = arena.api("GET", "/api/v1/admin/versions", "admin", params={"status": "active"}).json()
+    assert active and all(v["status"] == "active" for v in active)
+    assert arena.api("GET", "/api/v1/admin/versions", "admin", params={"status": "nonsense"}).status_code == 422
+    for caller, want in ((None, 401), ("bob", 403), ("alice", 403)):
+        assert arena.api("GET", "/api/v1/admin/versions", caller).status_code == want

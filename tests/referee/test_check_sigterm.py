@@ -1,4 +1,4 @@
-"""``check-bot`` and the README agree on SIGTERM: a bot that exits, whatever its code, within
+"""``check-bot`` and the manual (docs/writing-a-bot.md) agree on SIGTERM: a bot that exits, whatever its code, within
 the referee's grace passes the line (the code is said); only one still running fails it.
 A real bot process, the real check, the real command."""
 

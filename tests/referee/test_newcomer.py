@@ -202,10 +202,10 @@ def test_a_name_far_from_any_gets_no_guess() -> None:
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_readme_and_the_proto_name_every_preset() -> None:
+def test_the_docs_and_the_proto_name_every_preset() -> None:
     from referee.game.rules import PRESETS
 
-    options = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| `--preset P`"))
+    options = next(line for line in (ROOT / "docs" / "matches.md").read_text().splitlines() if line.startswith("| `--preset P`"))
     proto = (ROOT / "proto" / "thirtyone" / "v1" / "game.proto").read_text()
     comment = proto[proto.index("message Rules {") : proto.index("string preset = 1;")]
     for name in PRESETS:
@@ -223,9 +223,9 @@ def test_the_cli_names_a_tournaments_matches_by_their_key(tmp_path: Path) -> Non
 
 
 def test_the_docs_say_exactly_what_a_bot_serves() -> None:
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    contract = " ".join((ROOT / "docs" / "contract.md").read_text().split())
     proto = " ".join((ROOT / "proto" / "thirtyone" / "v1" / "bot.proto").read_text().replace("//", " ").split())
-    for text in (readme, proto):
+    for text in (contract, proto):
         assert 'SetServingStatus("thirtyone.v1.BotService", true)' in text
         assert "SERVING or NOT_FOUND" in text or "SERVING` too or is unknown to the health service (`NOT_FOUND`)" in text
 
@@ -259,8 +259,8 @@ def test_check_bot_says_which_rules_a_standard_bot_keeps_and_exits_0() -> None:
 def test_the_docs_take_a_compiled_bot_from_the_protos_to_a_submission() -> None:
     """No C++ toolchain with gRPC here to build one, so the words: the protoc line with
     grpc_cpp_plugin, pkg-config and CMake, SIGTERM, and whether a binary needs --dir."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("### Other languages and generated code") : text.index("### What the referee expects of a bot")]
+    text = (ROOT / "docs" / "other-languages.md").read_text()
+    section = text[text.index("## Other languages and generated code") :]
     flat = " ".join(section.split())
     assert "--grpc_out=gen --plugin=protoc-gen-grpc=" in flat and "grpc_cpp_plugin" in flat
     assert "pkg-config --cflags --libs grpc++ protobuf" in flat

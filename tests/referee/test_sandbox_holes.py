@@ -6,7 +6,10 @@
   writable mount) is one tmpfs capped at ``scratch_mb``: at the cap it gets ENOSPC, and the
   host's disk holds nothing of it;
 - a bot that burns CPU in several processes gets about its share (``cpus``);
-- the per-bot cgroups a killed referee leaves behind are removed by the next launcher.
+- the per-bot cgroups a killed referee leaves behind are removed by the next launcher;
+- a bot that makes its socket a link to another socket on the host (a daemon's) does not
+  make the referee connect there, before its first connection or after (a reconnection);
+- the TLS keys of the machine (``/etc/ssl/private``) are not there, though its certificates are.
 
 Each test skips only where this machine cannot sandbox (or, for cgroups, is not root).
 """
@@ -17,11 +20,14 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,9 +35,13 @@ from typer.testing import CliRunner
 
 import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots import LocalLauncher, parse_bot_spec
+from referee.bots.client import close_bots, start_bot, start_bots
 from referee.bots.process import LocalBotProcess
 from referee.bots.sandbox import BotCgroup, BotLimits, SandboxConfig, probe
 from referee.cli.app import app
+from referee.faults import BotStartError
+from referee.match import MatchConfig, MatchOutcome, play_match
+from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 from referee.tournament.submit import SubmissionError, submit
@@ -172,15 +182,16 @@ FILLER = textwrap.dedent(
 
 def test_everything_a_bot_can_write_is_one_capped_tmpfs(tmp_path: Path) -> None:
     """Its socket's folder, /dev/shm, /dev, its scratch and every writable mount: together
-    at most ``scratch_mb``, then ENOSPC (or read-only); the host's side of the socket's
-    folder is a link into the sandbox, with nothing written on this machine's disk."""
+    at most ``scratch_mb``, then ENOSPC (or read-only); the socket's folder is only inside
+    the sandbox (the referee reaches the socket through ``/proc/PID/root``), with nothing
+    written on this machine's disk."""
     cap_mb = 8
     marker = f"filler-{os.getpid()}-{time.monotonic_ns()}"
     bot = bot_folder(tmp_path, "filler.py", FILLER)
     launcher = LocalLauncher(tmp_root=str(tmp_path / "run"), sandbox=SandboxConfig(limits=BotLimits(scratch_mb=cap_mb)))
     (tmp_path / "run").mkdir()
 
-    async def go() -> tuple[str, str, bool, list[str]]:
+    async def go() -> tuple[str, bool, list[str]]:
         process = await launcher.launch(parse_bot_spec(f"{sys.executable} filler.py {cap_mb} {marker}", cwd=bot))
         try:
             deadline = time.monotonic() + 60
@@ -188,13 +199,12 @@ def test_everything_a_bot_can_write_is_one_capped_tmpfs(tmp_path: Path) -> None:
                 await asyncio.sleep(0.05)
             await process.output_closed(5.0)
             socket_dir = os.path.dirname(process.address.removeprefix("unix://"))
-            host_side = os.readlink(socket_dir) if os.path.islink(socket_dir) else ""
             on_disk = [str(p) for p in (tmp_path / "run").rglob(f"{marker}*")]
-            return process.output_tail(20000), host_side, os.path.islink(socket_dir), on_disk
+            return process.output_tail(20000), os.path.lexists(socket_dir), on_disk
         finally:
             await process.stop(0.5)
 
-    output, host_side, linked, on_disk = run(go())
+    output, host_side, on_disk = run(go())
     lines = [line for line in output.splitlines() if line.startswith("FILLED ")]
     assert lines, output
     report: dict[str, list[int | str | None]] = json.loads(lines[-1].removeprefix("FILLED "))
@@ -204,7 +214,7 @@ def test_everything_a_bot_can_write_is_one_capped_tmpfs(tmp_path: Path) -> None:
     for place, (written, why) in report.items():
         assert why in ("ENOSPC", "EROFS", "EACCES", "EPERM"), (place, written, why)
     assert any(why == "ENOSPC" for _, why in report.values()), report
-    assert linked and host_side.startswith("/proc/") and host_side.endswith("/root/tmp"), host_side
+    assert not host_side  # no way from this machine's disk into the sandbox
     assert on_disk == []
     assert list((tmp_path / "run").iterdir()) == []  # the referee's folder is gone with the bot
 
@@ -363,3 +373,102 @@ def test_a_bot_whose_folder_is_tmp_keeps_its_scratch_and_its_socket(tmp_path: Pa
     finally:
         bot.unlink()
     assert "OK True False" in output, output
+
+
+# ---------------------------------------------------------------- 5. the socket as a link
+
+RELINKER = Path(__file__).resolve().parent / "bots" / "relinker.py"
+RELINK_TC = TimeControl(budget_ms=2000, bank_ms=5000, grace_ms=500)
+
+
+@contextlib.contextmanager
+def host_socket(tmp_path: Path) -> Iterator[socket.socket]:
+    """A listening Unix socket on the host, outside every sandbox (a daemon's, under /run,
+    stands for it), that no bot's link may lead the referee to; non-blocking, so that
+    ``accept`` says at once whether anyone connected (a connection, even one closed since,
+    waits in the queue until accepted)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(tmp_path / "daemon.sock"))
+    listener.listen(16)
+    listener.setblocking(False)
+    try:
+        yield listener
+    finally:
+        listener.close()
+
+
+def connections(listener: socket.socket) -> int:
+    """How many connections reached ``listener`` (each is accepted and closed)."""
+    n = 0
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            return n
+        conn.close()
+        n += 1
+
+
+def relinker(to: Path, when: str) -> str:
+    """The command of the relinking bot."""
+    return shlex.join([sys.executable, str(RELINKER), "--to", str(to), "--when", when])
+
+
+def test_a_socket_made_a_link_before_serving_is_refused_and_never_followed(tmp_path: Path) -> None:
+    """The bot's address is a link to a socket of the host from the start: the referee does
+    not start it, says why, and the host's socket gets no connection."""
+    with host_socket(tmp_path) as daemon:
+        launcher = LocalLauncher(sandbox=SandboxConfig())
+        with pytest.raises(BotStartError) as info:
+            run(start_bot(relinker(tmp_path / "daemon.sock", "start"), launcher=launcher, startup_timeout_s=40))
+        assert connections(daemon) == 0
+    message = str(info.value)
+    assert "holds a link, not a socket" in message, message
+    assert "follows no link" in message, message
+
+
+def test_a_socket_replaced_by_a_link_after_serving_is_never_followed(tmp_path: Path) -> None:
+    """The bot serves, then at its first decision replaces its socket with a link to a
+    socket of the host and drops the connection. Its seat gets a crash fault that says so;
+    a later match with the same bot (the referee connects again) faults it again; the host's
+    socket never gets a connection, and the other bot plays on."""
+    with host_socket(tmp_path) as daemon:
+        launcher = LocalLauncher(sandbox=SandboxConfig())
+        config = MatchConfig(time_control=RELINK_TC)
+
+        async def go() -> tuple[MatchOutcome, MatchOutcome, str, bool]:
+            bots = await start_bots([relinker(tmp_path / "daemon.sock", "play"), "greedy"], launcher=launcher, startup_timeout_s=40)
+            try:
+                first = await play_match(bots, seed=5, config=config)
+                again = await play_match(bots, seed=6, config=config)
+                assert bots[0].process is not None
+                return first, again, bots[0].process.output_tail(4000), bots[0].alive
+            finally:
+                await close_bots(bots)
+
+        first, again, output, alive = run(go())
+        assert connections(daemon) == 0
+    assert "RELINKED" in output, output
+    assert alive  # a bot that stopped serving, not one that crashed
+    for outcome in (first, again):
+        seat = outcome.seats[0]
+        assert seat.forfeited and [f.kind for f in seat.faults] == ["crash"], seat.faults
+        message = seat.faults[0].message
+        assert "was replaced by a link after the referee connected" in message, message
+        assert not outcome.seats[1].forfeited
+
+
+# ---------------------------------------------------------------- 6. the machine's TLS keys
+
+
+@pytest.mark.skipif(not os.path.isdir("/etc/ssl/private"), reason="this machine has no /etc/ssl/private")
+def test_the_machines_tls_keys_are_not_in_the_sandbox(tmp_path: Path) -> None:
+    """``/etc/ssl/private`` (a reverse proxy's keys; 0710 root) is not bound, though the
+    certificates beside it are. A bot runs as the organiser's user, so where that is root it
+    passes the folder's owner checks: only its absence keeps the keys from it."""
+    source = "import os\nprint('LISTED', sorted(os.listdir('/etc/ssl')), os.path.lexists('/etc/ssl/private'), flush=True)\n"
+    bot = bot_folder(tmp_path, "lister.py", source)
+    output, _ = run_to_exit(LocalLauncher(sandbox=SandboxConfig()), f"{sys.executable} lister.py", bot)
+    line = next((ln for ln in output.splitlines() if ln.startswith("LISTED ")), "")
+    assert line.endswith(" False"), output  # not even there
+    assert "'certs'" in line or not os.path.isdir("/etc/ssl/certs"), output

@@ -70,7 +70,7 @@ def node_bot() -> None:
 
 @pytest.fixture
 def in_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run from the checkout, as the README's commands are, with a wide terminal for rich."""
+    """Run from the checkout, as the manual's commands are, with a wide terminal for rich."""
     monkeypatch.chdir(CHECKOUT)
     monkeypatch.setenv("COLUMNS", "200")
 
@@ -338,7 +338,7 @@ def test_serves_health_identity_concurrent_streams_and_stops_on_sigterm(served: 
 
 
 def test_a_match_against_greedy_through_the_cli(node_bot: None, in_checkout: None, tmp_path: Path) -> None:
-    """The README's command, sandboxed where the machine can: the match ends, no fault is
+    """The command of docs/other-languages.md, sandboxed where the machine can: the match ends, no fault is
     charged to the node bot, its log verifies, and it plays every decision (the empty-stock
     PASS included) exactly as the Python greedy bot would on the same deals."""
     log = tmp_path / "match.jsonl"

@@ -1,4 +1,4 @@
-"""Take the README's screenshot of the replay viewer (docs/viewer.png).
+"""Take the manual's screenshot of the replay viewer (docs/viewer.png, on docs/viewer.md).
 
 Run ``python tests/web/docs_screenshot.py`` (needs Debian's chromium and Playwright, as the
 browser tests do). It writes the replay tests' fixture logs to a temporary folder, serves

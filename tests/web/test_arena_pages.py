@@ -2,8 +2,10 @@
 with real bots: sign-up with invites, uploads through the form, validation, play, replays,
 a bot's own output, and who may see what.
 
-The quick test covers the accounts (sign up, CSRF, sign out, markup in a name); the slow one
-plays a ladder. Screenshots of every page at 1280x800 and 390x844 go to ``docs/arena-*.png``
+The quick tests cover the accounts (sign up, CSRF, sign out, markup in a name), and, over
+results written in the store before the server starts (no bot runs), the leaderboard's
+sparklines, a bot's rating history and head-to-head, and the admin's list of versions; the
+slow one plays a ladder. Screenshots of every page at 1280x800 and 390x844 go to ``docs/arena-*.png``
 when ``THIRTYONE_DOCS_SHOTS=1`` (the README shows the leaderboard), else to the artefacts.
 """
 
@@ -21,7 +23,7 @@ import pytest
 
 from referee.ladder.accounts import add_user, set_password
 from referee.ladder.store import ArenaStore
-from tests.arena.conftest import SAMPLES, Arena, make_arena, poll_until
+from tests.arena.conftest import SAMPLES, Arena, fake_version, make_arena, play_table, poll_until
 from tests.web.conftest import ARTIFACTS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -29,6 +31,9 @@ SIZES = {"1280": (1280, 800), "390": (390, 844)}
 PASSWORD = "a long enough password"
 #: Markup that would run or add an element if a page put a user's text in as HTML.
 MARKUP = '<img src=x id=injected onerror="window.pwned=1"><script>window.pwned=1</script>'
+#: Markup with no slash, so that it can be a bot's name in a page's path (/bots/NAME). The
+#: service refuses such names; the quick arena writes them in its store, as if one got past.
+MARKUP_NAME = '<img src=x id=injected onerror="window.pwned=1">'
 
 # One server for the module: its tests stay in one worker (--dist loadgroup).
 pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("test_arena_pages")]
@@ -63,10 +68,10 @@ class Tab:
             self.page.set_viewport_size({"width": w, "height": h})
             self.page.wait_for_timeout(50)  # a layout pass, not a wait for an event
             wide = self.page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            assert wide <= 0, f"{name} at {w} px scrolls sideways by {wide} px"
             out = (DOCS if docs else ARTIFACTS) / f"arena-{name}-{tag}.png"
             out.parent.mkdir(exist_ok=True)
             self.page.screenshot(path=str(out), full_page=not docs)
+            assert wide <= 0, f"{name} at {w} px scrolls sideways by {wide} px (see {out})"
         self.page.set_viewport_size({"width": 1280, "height": 800})
 
     def csrf(self) -> str:
@@ -102,8 +107,7 @@ def tabs(browser: Any) -> Iterator[Any]:
             t.context.close()
 
 
-def _serve(tmp: Path) -> tuple[Arena, str]:
-    a = make_arena(tmp / "arena")
+def _serve(a: Arena) -> tuple[Arena, str]:
     toml = a.folder / "arena.toml"
     toml.write_text(re.sub(r"^failed_logins_per_minute = .*$", "failed_logins_per_minute = 100000", toml.read_text(), flags=re.M))
     with ArenaStore.open(a.folder) as store:
@@ -138,9 +142,41 @@ def sign_in(t: Tab, name: str) -> None:
     t.page.wait_for_url(t.base + "/me")
 
 
+@dataclass(frozen=True)
+class Seeded:
+    """The versions the quick arena's store holds, with results and no bot ever run."""
+
+    sharp1: int
+    sharp2: int
+    steady: int
+    odd: int
+
+
+def _seed(folder: Path) -> Seeded:
+    # Results written as the ladder writes them, before the service starts: only sharp.v2
+    # stays active, so the ladder, with fewer active versions than seats, plays none of them.
+    with ArenaStore.open(folder) as store:
+        ada, bo, odd_user = store.add_user("ada"), store.add_user("bo"), store.add_user(MARKUP_NAME)
+        sharp1, steady = fake_version(store, ada.id, "sharp"), fake_version(store, bo.id, "steady")
+        odd = fake_version(store, odd_user.id, MARKUP_NAME)
+        for i in range(9):
+            play_table(store, [sharp1, steady], [[1, 2], [2, 1] if i % 3 else [1, 2]])
+        sharp2 = fake_version(store, ada.id, "sharp")
+        for i in range(12):
+            play_table(store, [sharp2, steady], [[1, 2], [2, 1] if i % 4 else [1, 2]])
+        # A shared first place (a split pot) is a draw: nobody wins it.
+        play_table(store, [sharp2, odd], [[1, 1], [2, 1]])
+        play_table(store, [sharp2, odd], [[2, 1], [1, 2]])
+        store.set_status(steady, "withdrawn", "withdrawn by its owner")
+        store.set_status(odd, "disqualified", MARKUP)
+    return Seeded(sharp1, sharp2, steady, odd)
+
+
 @pytest.fixture(scope="module")
 def quick_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Arena, str]]:
-    a, url = _serve(tmp_path_factory.mktemp("pages-quick"))
+    a = make_arena(tmp_path_factory.mktemp("pages-quick") / "arena")
+    a.seeded = _seed(a.folder)  # type: ignore[attr-defined]
+    a, url = _serve(a)
     yield a, url
     a.stop()
 
@@ -203,9 +239,79 @@ def test_sign_up_sign_out_sign_in_and_csrf(quick_arena: tuple[Arena, str], tabs:
     t.page.wait_for_selector("#upload-form")
 
 
+def _path_points(d: str) -> list[tuple[float, float]]:
+    return [(float(x), float(y)) for x, y in re.findall(r"[ML]([-\d.]+) ([-\d.]+)", d)]
+
+
+def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = quick_arena
+    seeded: Seeded = a.seeded  # type: ignore[attr-defined]
+    t = tabs(url)
+    # The leaderboard: a sparkline per row of its latest ratings, a link to the bot's history.
+    t.go("/")
+    row = t.page.wait_for_selector(f"#standings tr[data-version='{seeded.sharp2}']")
+    hist = httpx.get(url + "/api/v1/bots/sharp/ratings").json()
+    by_version = {v["version"]: v for v in hist["versions"]}
+    assert len(by_version[seeded.sharp2]["points"]) == 28 and by_version[seeded.sharp2]["points"][0][0] == 1
+    assert row.query_selector("svg.spark").get_attribute("data-points") == "24"  # the latest 24 of 28
+    assert t.page.text_content(f"#standings tr[data-version='{seeded.odd}'] td.name") == f"{MARKUP_NAME}.v1"
+    assert not t.injected()
+    t.shot("leaderboard")
+    row.query_selector("a.spark-link").click()
+    t.page.wait_for_url(url + "/bots/sharp#ratings")
+    t.page.wait_for_selector("#rating-plot")
+    # One line per version that played, through each of its points and no other: none at 0.
+    for vid in (seeded.sharp1, seeded.sharp2):
+        line = t.page.query_selector(f"#rating-plot path.history[data-version='{vid}']")
+        pts = _path_points(line.get_attribute("d"))
+        assert len(pts) == len(by_version[vid]["points"]) == int(line.get_attribute("data-points"))
+        ys = [y for _, y in pts]
+        assert len(set(ys)) > 1  # a history, not a flat line from a default
+    first_x = {vid: _path_points(t.page.get_attribute(f"path.history[data-version='{vid}']", "d"))[0][0] for vid in (seeded.sharp1, seeded.sharp2)}
+    assert first_x[seeded.sharp1] == first_x[seeded.sharp2]  # both start at their match 1
+    # Head-to-head per opponent version; the shared first place is a draw.
+    h2h = httpx.get(url + "/api/v1/bots/sharp/head-to-head").json()["rows"]
+    odd_row = next(r for r in h2h if r["version"] == seeded.sharp2 and r["opponent"] == seeded.odd)
+    assert (odd_row["matches"], odd_row["wins"], odd_row["losses"], odd_row["draws"]) == (4, 1, 2, 1)
+    assert odd_row["score"] == 0.375
+    cells = t.page.query_selector_all(f"#head-to-head tr[data-version='{seeded.sharp2}'][data-opponent='{seeded.odd}'] td")
+    assert [c.text_content() for c in cells] == ["sharp.v2", f"{MARKUP_NAME}.v1", MARKUP_NAME, "4", "1", "2", "1", "38%"]
+    assert len(t.page.query_selector_all("#head-to-head tbody tr")) == len(h2h) == 3
+    # These results have no logs: no replay link leads to a 404.
+    assert t.page.query_selector_all("#matches tbody tr") and not t.page.query_selector_all("#matches a[href$='/replay']")
+    assert not t.injected()
+    t.go("/bots/sharp")  # (from its top, for the screenshot: the link scrolled to the plot)
+    t.page.wait_for_selector("#head-to-head")
+    t.shot("bot")
+    # The bot whose name is markup has a page of its own, drawn as text.
+    t.page.click(f"#head-to-head tr[data-opponent='{seeded.odd}'] a")
+    t.page.wait_for_selector("#rating-plot")
+    assert t.page.text_content("h1") == f"Bot {MARKUP_NAME}" and not t.injected()
+    # The admin's list of versions: every version, why it stopped, a disqualify button each.
+    boss = tabs(url)
+    sign_in(boss, "boss")
+    boss.go("/admin")
+    boss.page.wait_for_selector("#admin-versions")
+    ids = [int(r.get_attribute("data-version")) for r in boss.page.query_selector_all("#admin-versions tr[data-version]")]
+    assert ids == sorted([seeded.sharp1, seeded.sharp2, seeded.steady, seeded.odd], reverse=True)
+    assert boss.page.text_content(f"#admin-versions tr[data-version='{seeded.odd}'] td.reason") == MARKUP
+    assert boss.page.query_selector(f"#admin-versions tr[data-version='{seeded.odd}'] button.disqualify") is None
+    assert not boss.injected()
+    boss.shot("admin")
+    boss.page.select_option("#version-filter", "active")
+    boss.page.wait_for_selector("#admin-versions tbody tr:only-child")
+    boss.page.fill("#dq-reason", "plays " + MARKUP_NAME)
+    boss.page.once("dialog", lambda d: d.accept())
+    boss.page.click(f"#admin-versions tr[data-version='{seeded.sharp2}'] button.disqualify")
+    boss.page.wait_for_selector("#no-versions")  # no active version left
+    v = a.api("GET", "/api/v1/admin/versions", "boss", params={"status": "disqualified"}).json()
+    assert {x["id"]: x["reason"] for x in v} == {seeded.sharp2: "plays " + MARKUP_NAME, seeded.odd: MARKUP}
+    assert not boss.injected()
+
+
 @pytest.mark.slow
 def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs: Any) -> None:
-    a, url = _serve(tmp_path)
+    a, url = _serve(make_arena(tmp_path / "arena"))
     try:
         _two_users(a, url, tabs, tmp_path)
     finally:
@@ -249,7 +355,6 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.go("/")
     ann.page.wait_for_selector("#standings tr[data-version]")
     ann.page.wait_for_selector("#standings tbody tr:nth-child(2)")
-    ann.shot("leaderboard")
     ann.page.select_option("#user-filter", "ben")
     ann.page.wait_for_selector("#standings tbody tr:only-child")
     # The match page: seats, the commitment and the revealed seed, the log, the replay.
@@ -268,8 +373,8 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.page.wait_for_selector("#matches")
     ann.shot("matches")
     ann.go("/bots/greedy")
-    ann.page.wait_for_selector("table.data")
-    ann.shot("bot")
+    ann.page.wait_for_selector("#head-to-head")
+    ann.page.wait_for_selector("#rating-plot path.history")
     # Each reads their own bot's output; Ben's markup is text.
     ben.go("/me")
     ben.page.wait_for_selector(".output-link")
@@ -309,7 +414,6 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     boss.page.click("#pause")
     boss.page.wait_for_selector("#resume")
     assert httpx.get(url + "/api/v1/ladder").json()["paused"] is True
-    boss.shot("admin")
     boss.page.click("#resume")
     boss.page.wait_for_selector("#pause")
     # An admin's reason, with markup, reaches the owner's page as text.

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Query
 
 from referee.ladder.accounts import new_invite
 from referee.ladder.errors import NotFound
+from referee.ladder.store import STATUSES
 from referee.service.deps import Admin, Store, admin
-from referee.service.views import version_private
+from referee.service.views import version_admin, version_private
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"], dependencies=[Depends(admin)])
 
@@ -42,6 +43,17 @@ def enable(name: str, store: Store) -> dict[str, Any]:
 def invite(store: Store) -> dict[str, Any]:
     """A new invite code for the web sign-up, shown this once (admin)."""
     return {"code": new_invite(store)}
+
+
+@router.get("/versions")
+def versions(
+    store: Store,
+    status: Annotated[str | None, Query(pattern=f"^({'|'.join(STATUSES)})$")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    before: Annotated[int | None, Query(ge=1, description="Only versions of lower ids (the next page)")] = None,
+) -> list[dict[str, Any]]:
+    """Every version, newest first, with its owner, status and why it stopped (admin)."""
+    return [version_admin(v) for v in store.versions(status=(status,) if status else (), limit=limit, before=before)]
 
 
 @router.post("/versions/{version_id}/disqualify")

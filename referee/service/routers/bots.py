@@ -9,7 +9,13 @@ from fastapi import APIRouter, Depends, Query, Request
 from referee.ladder.errors import ArenaError, BadUpload, NotFound, TooLarge
 from referee.ladder.uploads import accept_upload, human_size
 from referee.service.deps import OwnedVersion, SignedIn, Store, public
-from referee.service.views import version_private, version_public
+from referee.service.views import (
+    HISTORY_POINTS,
+    head_to_head,
+    rating_history,
+    version_private,
+    version_public,
+)
 
 router = APIRouter(prefix="/api/v1", tags=["bots"])
 
@@ -80,7 +86,30 @@ def withdraw(v: OwnedVersion, store: Store) -> dict[str, Any]:
 @router.get("/bots/{name}", dependencies=[Depends(public)])
 def bot_page(name: str, store: Store) -> dict[str, Any]:
     """A bot's public page: its versions and their ratings (public)."""
+    versions = _versions_of(store, name)
+    return {"name": name, "owner": versions[0].owner, "versions": [version_public(v) for v in versions]}
+
+
+def _versions_of(store: Store, name: str) -> list[Any]:
     versions = store.versions(bot=name)
     if not versions:
         raise NotFound(f"no bot named {name!r}")
-    return {"name": name, "owner": versions[0].owner, "versions": [version_public(v) for v in versions]}
+    return versions
+
+
+@router.get("/bots/{name}/ratings", dependencies=[Depends(public)])
+def bot_ratings(
+    name: str, store: Store,
+    points: Annotated[int, Query(ge=2, le=5000, description="Most points per version, evenly spread")] = HISTORY_POINTS,
+) -> dict[str, Any]:
+    """A bot's rating history (public): each version's live rating (mu, sigma) after each of
+    its matches, as ``[match number, mu, sigma]``, oldest first."""
+    return {"name": name, "versions": rating_history(store, _versions_of(store, name), points)}
+
+
+@router.get("/bots/{name}/head-to-head", dependencies=[Depends(public)])
+def bot_head_to_head(name: str, store: Store) -> dict[str, Any]:
+    """How each of a bot's versions fared against each opponent version it met (public):
+    matches, wins (placed above it), losses, draws (equal placings: nobody wins a shared
+    first place) and the score (wins and half the draws, over the matches)."""
+    return {"name": name, "rows": head_to_head(store, _versions_of(store, name))}

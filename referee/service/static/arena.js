@@ -135,12 +135,14 @@
     var counts = ladder.matches || {};
     var playing = ladder.paused ? el("span", { cls: "bad", text: "paused" }) : el("span", { cls: "good", text: "playing" });
     var table_ = table(
-      [["#"], ["version", "l"], ["owner", "l opt"], ["rating"], ["mu", "opt2"], ["σ", "opt2"], ["matches", "opt"], ["win rate"], ["95% interval", "opt"], ["faults", "opt2 l"]],
+      [["#"], ["version", "l"], ["owner", "l opt"], ["rating"], ["trend", "opt l"], ["mu", "opt2"], ["σ", "opt2"], ["matches", "opt"], ["win rate"], ["95% interval", "opt"], ["faults", "opt2 l"]],
       rows.map(function (r) {
         var faults = Object.keys(r.faults || {}).map(function (k) { return k + " " + r.faults[k]; }).join(", ");
         return el("tr", { "data-version": r.version },
           td(String(r.rank)), td(botLink(r.bot, r.label), "l name"), td(el("a", { href: "/?user=" + enc(r.owner), text: r.owner }), "l opt name"),
           td(el("span", { title: r.official ? "official refit" : "live rating (no refit yet)", text: fix(r.ordinal, 2) + (r.official ? "" : "*") })),
+          td(el("a", { cls: "spark-link", href: "/bots/" + enc(r.bot) + "#ratings", title: "rating history of " + r.bot, "aria-label": "rating history of " + r.label },
+            sparkline(r.spark || [])), "opt l"),
           td(fix(r.mu, 2), "opt2"), td(fix(r.sigma, 2), "opt2"), td(String(r.matches), "opt"), td(pct(r.win_rate)),
           td(r.win_low === null ? "–" : pct(r.win_low) + "–" + pct(r.win_high), "opt"), td(faults || "–", "opt2 l"));
       }), "board");
@@ -152,6 +154,23 @@
       el("div", { cls: "controls" }, el("label", { for: "user-filter" }, "Show "), select,
         el("span", { id: "live", cls: "muted", text: "updates every 3 s" })),
       rows.length ? table_ : el("p", { cls: "muted", id: "empty" }, "No version has played yet. ", session.user ? el("a", { href: "/me" }, "Upload a bot.") : el("a", { href: "/signup" }, "Sign up and upload a bot.")));
+  }
+
+  // A row's latest live ratings as a small line; it starts at the first point (no line from 0).
+  function sparkline(vals) {
+    var W = 84, H = 22, P = 3;
+    var s = svg("svg", { "class": "spark", viewBox: "0 0 " + W + " " + H, width: W, height: H, "data-points": vals.length });
+    if (!vals.length) { s.appendChild(svg("text", { x: 2, y: 15 }, "–")); return s; }
+    var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals);
+    if (hi - lo < 0.5) { lo -= 0.25; hi += 0.25; }
+    function X(i) { return vals.length === 1 ? W - P : P + (W - 2 * P) * i / (vals.length - 1); }
+    function Y(v) { return P + (H - 2 * P) * (1 - (v - lo) / (hi - lo)); }
+    if (vals.length > 1) {
+      s.appendChild(svg("polyline", { points: vals.map(function (v, i) { return X(i).toFixed(1) + "," + Y(v).toFixed(1); }).join(" "),
+        fill: "none", stroke: PALETTE[0], "stroke-width": 1.5 }));
+    }
+    s.appendChild(svg("circle", { cx: X(vals.length - 1), cy: Y(vals[vals.length - 1]), r: 2.2, fill: PALETTE[0] }));
+    return s;
   }
 
   // ------------------------------------------------------------ sign in / sign up
@@ -357,28 +376,60 @@
 
   // ------------------------------------------------------------ a bot's page
 
-  function ratingPlot(versions) {
-    var W = 560, H = 200, L = 44, R = 10, T = 10, B = 28;
-    var pts = versions.filter(function (v) { return v.matches > 0 || v.status === "active"; });
-    if (pts.length < 1) return null;
-    var vals = pts.map(function (v) { return v.mu - 3 * v.sigma; });
-    var lo = Math.min.apply(null, vals.concat(pts.map(function (v) { return v.mu; }))) - 1, hi = Math.max.apply(null, pts.map(function (v) { return v.mu; })) + 1;
-    function X(i) { return L + (W - L - R) * (pts.length === 1 ? 0.5 : i / (pts.length - 1)); }
+  // Each version's live rating (mu − 3σ) after each of its matches, one line per version, over
+  // the version's own match count. A line starts at its first match: no segment from 0.
+  function ratingPlot(hist) {
+    var lines = hist.versions.filter(function (v) { return v.points.length; });
+    if (!lines.length) return el("p", { cls: "muted", id: "ratings-empty" }, "No rated match yet.");
+    var W = 640, H = 240, L = 44, R = 12, T = 12, B = 30;
+    var all = [], n0 = Infinity, n1 = -Infinity;
+    lines.forEach(function (v) {
+      v.points.forEach(function (p) { all.push(p[1] - 3 * p[2]); n0 = Math.min(n0, p[0]); n1 = Math.max(n1, p[0]); });
+    });
+    var lo = Math.min.apply(null, all), hi = Math.max.apply(null, all);
+    var pad = Math.max(0.5, (hi - lo) * 0.08);
+    lo -= pad; hi += pad;
+    function X(n) { return n1 === n0 ? (L + W - R) / 2 : L + (W - L - R) * (n - n0) / (n1 - n0); }
     function Y(v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); }
-    var s = svg("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": "rating by version" });
-    [lo, (lo + hi) / 2, hi].forEach(function (v) {
+    var s = svg("svg", { id: "rating-plot", viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": "rating history by version" });
+    [lo + pad, (lo + hi) / 2, hi - pad].forEach(function (v) {
       s.appendChild(svg("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#e3e0d6" }));
       s.appendChild(svg("text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, v.toFixed(1)));
     });
-    pts.forEach(function (v, i) {
-      s.appendChild(svg("line", { x1: X(i), x2: X(i), y1: Y(v.mu - 3 * v.sigma), y2: Y(v.mu), stroke: PALETTE[0], "stroke-width": 2, opacity: 0.4 }));
-      s.appendChild(svg("circle", { cx: X(i), cy: Y(v.mu - 3 * v.sigma), r: 4, fill: PALETTE[0] }));
-      s.appendChild(svg("text", { x: X(i), y: H - 8, "text-anchor": "middle" }, "v" + v.number));
+    s.appendChild(svg("text", { x: L, y: H - 8, "text-anchor": "start" }, "match " + n0));
+    if (n1 !== n0) s.appendChild(svg("text", { x: W - R, y: H - 8, "text-anchor": "end" }, "match " + n1));
+    var legend = el("p", { cls: "legend" });
+    lines.slice().reverse().forEach(function (v, i) {
+      var color = PALETTE[i % PALETTE.length];
+      var xy = v.points.map(function (p) { return [X(p[0]), Y(p[1] - 3 * p[2])]; });
+      if (xy.length > 1) {
+        s.appendChild(svg("path", { "class": "history", "data-version": v.version, "data-points": xy.length, fill: "none", stroke: color, "stroke-width": 2,
+          d: xy.map(function (q, j) { return (j ? "L" : "M") + q[0].toFixed(1) + " " + q[1].toFixed(1); }).join(" ") }));
+      }
+      var last = xy[xy.length - 1], p = v.points[v.points.length - 1];
+      var dot = svg("circle", { "class": "history-end", "data-version": v.version, cx: last[0], cy: last[1], r: 3.5, fill: color });
+      dot.appendChild(svg("title", {}, v.label + ": " + (p[1] - 3 * p[2]).toFixed(2) + " after match " + p[0]));
+      s.appendChild(dot);
+      var swatch = svg("svg", { width: 14, height: 10, viewBox: "0 0 14 10" });
+      swatch.appendChild(svg("rect", { x: 0, y: 3, width: 14, height: 4, fill: color }));
+      add(legend, el("span", { cls: "key" }, swatch, v.label));
     });
-    return el("div", { cls: "plot" }, el("p", { cls: "muted" }, "Rating (dot: mu − 3σ, bar up to mu) of each version that played:"), s);
+    return el("div", { cls: "plot", id: "ratings" },
+      el("p", { cls: "muted" }, "Live rating (mu − 3σ) of each version after each of its matches, by the version's match count:"), s, legend);
+  }
+  function headToHead(rows) {
+    if (!rows.length) return el("p", { cls: "muted", id: "h2h-empty" }, "No match yet.");
+    var t = table([["version", "l"], ["opponent", "l"], ["owner", "l opt2"], ["matches", "opt"], ["wins"], ["losses"], ["draws"], ["score"]], rows.map(function (r) {
+      return el("tr", { "data-version": r.version, "data-opponent": r.opponent },
+        td(r.label, "l name"), td(botLink(r.opponent_bot, r.opponent_label), "l name"), td(r.opponent_owner, "l opt2 name"),
+        td(String(r.matches), "opt"), td(String(r.wins)), td(String(r.losses)), td(String(r.draws)), td(pct(r.score)));
+    }));
+    t.id = "head-to-head";
+    return t;
   }
   function showBot(name) {
-    Promise.all([api("GET", "/api/v1/bots/" + enc(name)), api("GET", "/api/v1/matches?limit=20&bot=" + enc(name))]).then(function (res) {
+    var base = "/api/v1/bots/" + enc(name);
+    Promise.all([api("GET", base), api("GET", "/api/v1/matches?limit=20&bot=" + enc(name)), api("GET", base + "/ratings"), api("GET", base + "/head-to-head")]).then(function (res) {
       var b = res[0], ms = res[1];
       show(el("h1", null, "Bot " + b.name),
         el("p", { cls: "muted" }, "by ", el("a", { href: "/?user=" + enc(b.owner), text: b.owner }), ". Each upload is a new version."),
@@ -387,28 +438,48 @@
           return el("tr", null, td(v.label, "l name"), td(status(v.status), "l"), td(fix(v.mu - 3 * v.sigma, 2)), td(fix(v.mu, 2), "opt"), td(fix(v.sigma, 2), "opt"),
             td(String(v.matches)), td(String(v.wins), "opt"), td(when(v.uploaded_at), "opt2"));
         })),
-        ratingPlot(b.versions.slice().reverse()),
+        el("h2", null, "Rating history"), ratingPlot(res[2]),
+        el("h2", null, "Head-to-head"),
+        el("p", { cls: "muted" }, "Per opponent version: a win is a match placed above it, a loss below, a draw at the same placing (a shared first place is nobody's win); the score counts a draw as half."),
+        headToHead(res[3].rows),
         el("h2", null, "Recent matches"), ms.length ? matchTable(ms) : el("p", { cls: "muted" }, "No match yet."),
         el("p", null, el("a", { href: "/matches?bot=" + enc(b.name) }, "every match of " + b.name + " →")));
+      var plot = document.getElementById("ratings");
+      if (location.hash === "#ratings" && plot) plot.scrollIntoView();
     }, fail);
   }
 
   // ------------------------------------------------------------ admin
 
+  var STATUSES = ["queued", "validating", "active", "rejected", "retired", "withdrawn", "disqualified"];
+  var ADMIN_PAGE = 100;
+  var admin = { status: "", before: null };
   function showAdmin() {
     if (!needUser()) return;
     if (!session.user.admin) { fail(new ApiError(403, "forbidden", "this page needs an admin of the arena")); return; }
-    Promise.all([api("GET", "/api/v1/admin/users"), api("GET", "/api/v1/admin/settings"), api("GET", "/api/v1/ladder")]).then(function (res) {
-      var users = res[0], settings = res[1], ladder = res[2];
+    var vq = "/api/v1/admin/versions?limit=" + ADMIN_PAGE + (admin.status ? "&status=" + enc(admin.status) : "") + (admin.before ? "&before=" + admin.before : "");
+    Promise.all([api("GET", "/api/v1/admin/users"), api("GET", "/api/v1/admin/settings"), api("GET", "/api/v1/ladder"), api("GET", vq)]).then(function (res) {
+      var users = res[0], settings = res[1], ladder = res[2], versions = res[3];
       var inviteBox = el("div", { id: "invite-box" });
       var err = el("p", { cls: "bad", id: "admin-error", role: "alert" });
       function act(url, body) { return function () { api("POST", url, body).then(showAdmin, function (e) { formError(err, e); }); }; }
-      var dq = el("form", { cls: "controls", id: "disqualify-form", onsubmit: function (ev) {
-        ev.preventDefault();
-        act("/api/v1/admin/versions/" + enc(dq.elements.vid.value) + "/disqualify", { reason: dq.elements.reason.value || "disqualified by an admin" })();
-      } }, el("input", { type: "number", name: "vid", min: "1", placeholder: "version id", required: true, "aria-label": "version id" }),
-      el("input", { type: "text", name: "reason", maxlength: "500", placeholder: "reason", "aria-label": "reason" }),
-      el("button", { type: "submit" }, "Disqualify"));
+      var reason = el("input", { type: "text", id: "dq-reason", maxlength: "500", placeholder: "disqualified by an admin", "aria-label": "reason for a disqualification" });
+      var filter = el("select", { id: "version-filter", "aria-label": "versions of a status", onchange: function (ev) { admin.status = ev.target.value; admin.before = null; showAdmin(); } },
+        el("option", { value: "", text: "every status" }), STATUSES.map(function (st) { return el("option", { value: st, text: st, selected: st === admin.status }); }));
+      var vrows = versions.map(function (v) {
+        return el("tr", { "data-version": v.id },
+          td(String(v.id), "opt"), td(botLink(v.bot, v.label), "l name"), td(v.owner, "l opt name"), td(status(v.status), "l"),
+          td(String(v.matches), "opt"), td(v.reason || "–", "l opt2 name reason"),
+          td(v.status === "disqualified" ? "" : el("button", { cls: "disqualify", "data-id": v.id, onclick: function () {
+            if (!confirm("Disqualify " + v.label + "? It plays no more; tables it sits at score it as absent.")) return;
+            act("/api/v1/admin/versions/" + v.id + "/disqualify", { reason: reason.value || "disqualified by an admin" })();
+          } }, "Disqualify"), "l"));
+      });
+      var vtable = table([["id", "opt"], ["version", "l"], ["owner", "l opt"], ["status", "l"], ["matches", "opt"], ["why", "l opt2"], ["", "l"]], vrows);
+      vtable.id = "admin-versions";
+      var pager = el("p", { cls: "controls" },
+        admin.before ? el("button", { id: "versions-newest", onclick: function () { admin.before = null; showAdmin(); } }, "← newest") : null,
+        versions.length === ADMIN_PAGE ? el("button", { id: "versions-older", onclick: function () { admin.before = versions[versions.length - 1].id; showAdmin(); } }, "older →") : null);
       show(el("h1", null, "Admin"), err,
         el("h2", null, "Ladder"),
         el("p", null, "The ladder is ", ladder.paused ? el("strong", { cls: "bad", text: "paused" }) : el("strong", { cls: "good", text: "playing" }), ".  ",
@@ -423,7 +494,9 @@
             td(u.id === session.user.id ? "" : u.disabled ? el("button", { onclick: act("/api/v1/admin/users/" + enc(u.name) + "/enable") }, "Enable")
               : el("button", { onclick: act("/api/v1/admin/users/" + enc(u.name) + "/disable") }, "Disable"), "l"));
         })),
-        el("h2", null, "Disqualify a version"), dq,
+        el("h2", null, "Versions"),
+        el("div", { cls: "controls" }, el("label", { for: "version-filter" }, "Show "), filter, el("label", { for: "dq-reason" }, "Reason "), reason),
+        versions.length ? vtable : el("p", { cls: "muted", id: "no-versions" }, "No version."), pager,
         el("h2", null, "Settings"), el("p", { cls: "muted" }, "Read-only: they are edited in the arena folder's arena.toml."),
         table([["setting", "l"], ["value", "l"]], Object.keys(settings.described).map(function (k) {
           return el("tr", null, td(k, "l"), td(settings.described[k], "l name"));
