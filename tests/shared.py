@@ -10,10 +10,9 @@ too, so then the thing is simply built in this session's own folder.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,14 +39,3 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
         value = build(folder)
         done.write_bytes(pickle.dumps(value))
         return value
-
-
-@contextlib.contextmanager
-def one_at_a_time(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[None]:
-    """Hold a lock shared by every xdist worker of the run while the block runs: for things two
-    of which at once starve each other on a small machine (Ray clusters). pytest 9.2 no longer
-    lets pytest-xdist 3.8's ``xdist_group`` put tests in one worker (it sets ``item._nodeid``,
-    which pytest no longer reads), so a lock is what keeps them apart."""
-    root = tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else tmp_path_factory.getbasetemp()
-    with FileLock(str(root / f"{name}.lock")):
-        yield

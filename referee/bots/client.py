@@ -138,6 +138,12 @@ class SeatStream:
     # Inbox item kinds.
     _MESSAGE, _END, _ERROR = 0, 1, 2
 
+    @property
+    def gave_up_on(self) -> bool:
+        """Whether a decision was given up on (timed out, or answered with another id) and its
+        answer has not come since: the bot may still be busy with it."""
+        return bool(self._abandoned)
+
     async def start(self, info: wire.MatchInfo) -> None:
         """Open the stream and send ``match_start``; a failure surfaces at the first decision."""
         request = wire.match_start_request(info)
@@ -589,8 +595,9 @@ async def open_channel(spec: BotSpec, process: BotProcess | None, timeout_s: flo
             raise _start_error(
                 spec, process, f"did not report SERVING within {timeout_s:g} s (no socket at its address){_address_note(process)}"
             )
-        # As often as the channel would retry a refused connection (CHANNEL_OPTIONS).
-        await asyncio.sleep(0.02)
+        # A look inside the sandbox costs a few system calls: as often as an unsandboxed
+        # bot's socket is looked for (wait_serving), so that SERVING is noticed as soon.
+        await asyncio.sleep(SOCKET_POLL_S)
     return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
 
 
@@ -615,7 +622,13 @@ async def wait_serving(
     # A launched bot's Unix socket: no health check is sent before it exists. A check that
     # finds nothing sets gRPC's reconnect backoff going (up to CHANNEL_OPTIONS' maximum), and
     # the bot's start then waits out the backoff's rest: a stat of the path costs microseconds.
-    socket_path = process.address.removeprefix("unix://") if process is not None and process.address.startswith("unix://") else None
+    # A sandboxed bot's socket was already found inside its sandbox (open_channel): its path
+    # on this machine is not the one to look at, so only an unsandboxed bot's is watched.
+    socket_path = (
+        process.address.removeprefix("unix://")
+        if process is not None and process.address.startswith("unix://") and process.connect_target() == process.address
+        else None
+    )
     refused_since: float | None = None
     wrong_address_seen = False
     while True:

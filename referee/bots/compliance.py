@@ -18,7 +18,9 @@ sandbox, address and start-up wait), then checks, in order:
    (the grace is for transport delay): it fails the check, and is counted
    (:attr:`CheckResult.late`), as a match counts it;
 5. ``two_streams``: two Play streams open at once both get correct answers;
-6. ``match_end``: after ``match_end`` and a half-close, the bot ends every stream with OK;
+6. ``match_end``: after ``match_end`` and a half-close, the bot ends every stream with OK
+   (a stream whose decision timed out is dropped unjudged: the bot may still be thinking,
+   and the timeout is already the earlier step's failure);
 7. ``sigterm``: the bot's process ends within the referee's stop grace after SIGTERM. Exit
    code 0 or death by SIGTERM itself (128 + 15 counts as that too: shells, the JVM and the
    sandbox report the death so) is the usual ending; another exit code passes as well, with
@@ -487,6 +489,8 @@ class _Checker:
         self.first_stream: SeatStream | None = None
         # Streams ended so far (step 4 ends each case's), and streams step 6 is to end.
         self.ended: list[tuple[str, BotFault | None]] = []
+        # Streams dropped unended: a decision on them had timed out (see _end).
+        self.unjudged = 0
         self.to_end: list[tuple[str, SeatStream, wire.MatchResult]] = []
         self.open_streams: list[SeatStream] = []
 
@@ -619,6 +623,13 @@ class _Checker:
         """End ``stream`` with ``result`` and note how the bot took it (for step 6)."""
         if stream.broken is not None:
             return  # its failure is the earlier step's
+        if stream.gave_up_on:
+            # The bot may still be thinking about the decision that timed out (the earlier
+            # step's failure): how long it takes to end the stream then says nothing more
+            # about its match end, so the stream is dropped unjudged.
+            stream.abort()
+            self.unjudged += 1
+            return
         self.ended.append((label, await stream.end(result)))
 
     # ------------------------------------------------------------ the steps
@@ -727,7 +738,8 @@ class _Checker:
                 return "fail", f"{which}: {bad[0][1]}"
             more = f"; and {len(bad) - 2} more" if len(bad) > 2 else ""
             return "fail", "; ".join(f"{label}: {what}" for label, what in bad[:2]) + more
-        return "pass", f"the bot ended all {len(self.ended)} Play streams with OK after match end"
+        unjudged = f" (and {self.unjudged} more, left on a decision that timed out, were dropped unjudged)" if self.unjudged else ""
+        return "pass", f"the bot ended all {len(self.ended)} Play streams with OK after match end{unjudged}"
 
     async def sigterm(self) -> _StepResult:
         process = self.process

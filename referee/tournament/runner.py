@@ -65,6 +65,10 @@ MAX_ATTEMPTS = 3
 HEARTBEAT_S = 1.0
 #: ... and one silent this long is stopped or stuck (the match limit can be hours long).
 SILENCE_LIMIT_S = 20.0
+#: Seconds a worker just spawned may take to say it is up (an interpreter and the referee's
+#: imports: a fraction of a second of CPU, but tens of seconds on two cores loaded 30 deep).
+#: Its silence and startup limits count from then, not from when it was sent its match.
+BOOT_LIMIT_S = 90.0
 #: The fault kind of a seat whose bot could not be started (or was disqualified).
 START_FAULT = "start"
 #: Seconds workers get to stop cleanly (closing their bots) before they are killed.
@@ -345,8 +349,16 @@ async def _start(b: BotLaunch, launcher: LocalLauncher) -> BotHandle:
     from referee.bots import start_bot
     from referee.tournament.submit import launch_spec
 
-    # The copied files are checked first: a bot whose files changed is refused, not run.
-    spec = launch_spec(b.spec, b.cwd, kind=b.kind, files=b.files, sha256=b.sha256, name=b.name)
+    # The copied files are checked first: a bot whose files changed is refused, not run. In a
+    # thread, as is the sandbox's one-time probe (it starts a sandbox): the event loop keeps
+    # its heartbeat going whatever the disk or the machine's load make them cost.
+    spec = await asyncio.to_thread(
+        launch_spec, b.spec, b.cwd, kind=b.kind, files=b.files, sha256=b.sha256, name=b.name
+    )
+    if launcher.sandbox is not None:
+        from referee.bots.sandbox import probe
+
+        await asyncio.to_thread(probe)
     return await start_bot(spec, startup_timeout_s=STARTUP_TIMEOUT_S, launcher=launcher)
 
 
@@ -457,6 +469,9 @@ async def _heartbeat(conn: Connection, key: str) -> None:
 
 
 async def _worker_loop(conn: Connection) -> None:
+    # What every match needs, imported before the worker says it is up: an import holds the
+    # event loop (and so the heartbeat), and costs seconds on a loaded machine.
+    import referee.match  # noqa: F401
     from referee.bots import close_bots
 
     handles: dict[str, BotHandle] = {}
@@ -465,6 +480,8 @@ async def _worker_loop(conn: Connection) -> None:
     # the worker from exiting when it is told to stop.
     readable = asyncio.Event()
     loop.add_reader(conn.fileno(), readable.set)
+    with contextlib.suppress(OSError):
+        conn.send(("ready", ""))
     try:
         while True:
             await readable.wait()
@@ -521,6 +538,8 @@ class _Slot:
     bots: dict[str, None] = field(default_factory=dict)
     #: The group (table) of tasks it plays, while that has tasks left.
     group: tuple[str, ...] | None = None
+    #: Whether the worker has said it is up (its imports done, its event loop running).
+    up: bool = False
 
     def note(self, task: MatchTask, r: TaskResult) -> None:
         """What a finished task tells of the bots the worker keeps (see :func:`_evict`)."""
@@ -619,6 +638,7 @@ class LocalPool:
         match_limit_s: float | None = None,
         silence_limit_s: float = SILENCE_LIMIT_S,
         keep_order: bool = False,
+        boot_limit_s: float = BOOT_LIMIT_S,
     ) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -629,6 +649,8 @@ class LocalPool:
         self.match_limit_s = match_limit_s
         #: Seconds a worker playing a match may go without a word before it counts as stuck.
         self.silence_limit_s = silence_limit_s
+        #: Seconds a worker just spawned may take to say it is up.
+        self.boot_limit_s = boot_limit_s
 
     def _spawn(self, ctx: Any) -> _Slot:
         mine, theirs = ctx.Pipe(duplex=True)
@@ -666,8 +688,11 @@ class LocalPool:
                         t = prepare(t) if prepare is not None else t
                         s.task = t
                         sent[t.match.key] = t
-                        s.deadline = time.monotonic() + startup_limit_s()
-                        s.quiet_deadline = time.monotonic() + self.silence_limit_s
+                        # A worker still booting is judged by its boot limit; once up, its
+                        # clocks restart ("ready" below).
+                        boot = 0.0 if s.up else self.boot_limit_s
+                        s.deadline = time.monotonic() + boot + startup_limit_s()
+                        s.quiet_deadline = time.monotonic() + (self.silence_limit_s if s.up else boot)
                         attempts[t.match.key] = attempts.get(t.match.key, 0) + 1
                         with contextlib.suppress(OSError):  # a dead worker: its sentinel says so below
                             s.conn.send(t)
@@ -687,6 +712,9 @@ class LocalPool:
                             s.quiet_deadline = time.monotonic() + self.silence_limit_s
                             if kind == "alive":
                                 pass
+                            elif kind == "ready":
+                                s.up = True
+                                s.deadline = time.monotonic() + startup_limit_s()
                             elif kind == "started":
                                 s.deadline = time.monotonic() + (self.match_limit_s or _limit_of(s.task))
                             else:
@@ -703,7 +731,11 @@ class LocalPool:
                     elif s.task is not None and time.monotonic() >= s.deadline:
                         failure = "a worker did not finish the match in time (stopped or stuck); it was killed"
                     elif s.task is not None and time.monotonic() >= s.quiet_deadline:
-                        failure = f"a worker said nothing for {self.silence_limit_s:g} s (stopped or stuck); it was killed"
+                        failure = (
+                            f"a worker said nothing for {self.silence_limit_s:g} s (stopped or stuck); it was killed"
+                            if s.up
+                            else f"a worker did not come up within {self.boot_limit_s:g} s (stopped or stuck); it was killed"
+                        )
                     if not failure:
                         continue
                     task = s.task

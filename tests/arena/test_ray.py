@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +26,14 @@ from referee.ladder.store import ArenaStore, LadderMatch, match_key
 from referee.ladder.uploads import accept_upload
 from referee.tournament.ray_executor import WORKER_DIR_PREFIX, ray_available
 from tests.arena.conftest import SAMPLES, Arena, make_arena, poll_until
-from tests.shared import one_at_a_time
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(1200),
     pytest.mark.skipif(not ray_available(), reason="Ray is not installed (pip install -e '.[ray]')"),
+    # In the tournament's Ray tests' process (tests/tournament/test_ray.py): never two clusters at once.
+    pytest.mark.xdist_group("ray"),
 ]
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_ray_cluster_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The tournament's and the arena's Ray tests never run clusters at the same time."""
-    with one_at_a_time(tmp_path_factory, "ray-cluster"):
-        yield
-
 
 #: Tables each copy plays to the end before it is stopped (two seats: two matches each): more
 #: than the ladder hands Ray at once, so that Ray plays more than one batch.

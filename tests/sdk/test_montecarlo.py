@@ -324,12 +324,18 @@ def test_more_budget_more_guesses() -> None:
     policy = greedy_policy(m.rules, KNOCK_AT)
     while m.current != 0 or m.phase is not Phase.TURN_START or m.turn == 0:
         m.apply_unchecked(policy(m))
-    counts = []
-    for budget in (50, 400):
+
+    def guesses(budget_ms: int) -> int:
         bot = MonteCarloBot()
-        bot.act(SeatMemory().view(m.observation(0), budget_ms=budget))
-        counts.append(bot.guesses)
-    assert 0 < counts[0] < counts[1] <= bot.max_samples
+        bot.act(SeatMemory().view(m.observation(0), budget_ms=budget_ms))
+        return bot.guesses
+
+    # A busy machine only ever takes guesses away (a pause mid-guess also makes the bot
+    # predict that the next would not fit): each count is the first of a few tries to reach
+    # what it must, as a quiet machine reaches it at once.
+    small = next((g for g in (guesses(50) for _ in range(5)) if g > 0), 0)
+    large = next((g for g in (guesses(400) for _ in range(5)) if g > small), 0)
+    assert 0 < small < large <= MonteCarloBot().max_samples, (small, large)
 
 
 def test_never_knocks_on_junk() -> None:

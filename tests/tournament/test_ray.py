@@ -38,7 +38,6 @@ from referee.tournament.ray_executor import (
 from referee.tournament.runner import log_name
 from referee.tournament.store import DB_NAME, TournamentStore
 from tests.polling import poll_until
-from tests.shared import one_at_a_time
 
 from .conftest import (
     Played,
@@ -55,9 +54,10 @@ from .conftest import (
     wait_no_process_in,
 )
 
-# Ray is heavy (a local cluster per run, and a module fixture of two nodes): its tests share
-# one test process, so that the others do not wait behind two Ray runs at once.
-pytestmark = pytest.mark.xdist_group("test_ray")
+# Ray is heavy (a local cluster per run, and a module fixture of two nodes): its tests and the
+# arena's Ray tests share one test process (the group "ray"), so that two clusters never run
+# at once (on two cores they starve each other) and the cluster is built once.
+pytestmark = pytest.mark.xdist_group("ray")
 
 needs_ray = pytest.mark.skipif(not ray_available(), reason="Ray is not installed (pip install -e '.[ray]')")
 
@@ -85,13 +85,6 @@ class TwoNodes:
     def kill_worker_node(self) -> None:
         """The second node dies: its raylet and every process of it, at once."""
         self.cluster.remove_node(self.worker, allow_graceful=False)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_ray_cluster_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The tournament's and the arena's Ray tests never run clusters at the same time."""
-    with one_at_a_time(tmp_path_factory, "ray-cluster"):
-        yield
 
 
 @pytest.fixture(scope="module")
