@@ -1,7 +1,8 @@
 """Match logs: JSON Lines, one ``thirtyone.v1.LogRecord`` per line in protobuf's JSON mapping.
 
-- :class:`LogWriter` writes and flushes one line per record, so a referee that dies
-  mid-match leaves a readable log up to its last event.
+- :class:`LogWriter` hands each record's line (or one step's lines) to the operating system
+  at once, unbuffered, so a referee that dies mid-match leaves a readable log up to its
+  last event.
 - :func:`read_log` parses a log into header, events and footer, with errors that name the
   file and line (text that is not UTF-8 included); a log cut short (a last line without its
   newline, or no footer) reads up to the cut, with a note saying so.
@@ -14,11 +15,13 @@
 - :func:`replay_log` is the walk as a check that raises: :class:`~referee.faults.ReplayError`
   at the first divergence, else the replayed model and its result.
 
-The encoding is protobuf's own JSON mapping (``json_format``), with fields at their zero
+The encoding is protobuf's own JSON mapping, as ``json_format`` prints it, with fields at their zero
 value written out (``"seat": 0``) so the file reads well without knowing proto3's rules;
 fields that can be unset (``optional`` ones, messages) appear only when set. Key order is
 whatever ``json_format`` gives (it varies with which fields are zero): readers parse lines,
-never compare them as text. docs/log-format.md says the same, and
+never compare them as text. The lines are written by :mod:`referee.protojson`, which gives
+``json_format``'s bytes without its reflection (the referee writes a line or two per
+decision); they are read with ``json_format``. docs/log-format.md says the same, and
 ``tests/test_docs.py`` checks it against real lines.
 Conversions between messages and the referee's values are :mod:`referee.wire`'s.
 """
@@ -35,7 +38,7 @@ from typing import IO, NoReturn
 from google.protobuf import json_format
 from thirtyone.v1 import log_pb2
 
-from referee import wire
+from referee import protojson, wire
 from referee.faults import LogError, ReplayError
 from referee.game import (
     ActionKind,
@@ -80,9 +83,11 @@ def schema_version_for(rules: Rules) -> int:
     return SCHEMA_VERSION if plain else VARIANT_SCHEMA_VERSION
 
 
-def encode_record(record: log_pb2.LogRecord) -> str:
-    """One log line (without its newline): the record in proto JSON, zero values included."""
-    return json_format.MessageToJson(record, indent=None, always_print_fields_with_no_presence=True)
+#: One log line (without its newline) from a record: the record in proto JSON, zero values
+#: included, exactly as ``json_format.MessageToJson(record, indent=None,
+#: always_print_fields_with_no_presence=True)`` writes it (:mod:`referee.protojson`, planned
+#: once from the descriptor rather than by reflection on every line).
+encode_record: Callable[[log_pb2.LogRecord], str] = protojson.encoder(log_pb2.LogRecord.DESCRIPTOR)
 
 
 #: The mode of a match log file: readable by the referee's user alone.
@@ -90,7 +95,7 @@ LOG_FILE_MODE = 0o600
 
 
 class LogWriter:
-    """Writes a match log, one flushed line per record.
+    """Writes a match log, each batch of lines in one unbuffered write.
 
     Use as a context manager, or call :meth:`close`. The file is created (truncated) at once,
     with its parent directories, readable and writable by its owner only.
@@ -104,7 +109,9 @@ class LogWriter:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, LOG_FILE_MODE)
         try:
             os.fchmod(fd, LOG_FILE_MODE)
-            self._file: IO[str] | None = open(fd, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+            # Unbuffered bytes: each batch of lines is one write, so nothing waits in a buffer
+            # (and a text layer's encoding and flushing are not paid per decision).
+            self._file: IO[bytes] | None = open(fd, "wb", buffering=0)  # noqa: SIM115
         except BaseException:
             os.close(fd)
             raise
@@ -112,24 +119,28 @@ class LogWriter:
         self.lines = 0
 
     def write(self, record: log_pb2.LogRecord) -> None:
-        """Append one record and flush it to the operating system."""
+        """Append one record and hand it to the operating system."""
         self.write_many((record,))
 
-    def write_many(self, records: Iterable[log_pb2.LogRecord]) -> None:
-        """Append several records, flushing once after them."""
+    def write_many(self, records: Iterable[log_pb2.LogRecord | str]) -> None:
+        """Append several records in one write; a record may come as its line already
+        printed (:func:`referee.wire.action_event_line`)."""
         f = self._file
         if f is None:
             raise ValueError(f"the match log {self.path} is closed")
-        n = 0
-        for record in records:
-            f.write(encode_record(record) + "\n")
-            n += 1
-        if n:
-            f.flush()
-            self.lines += n
+        lines = [record if isinstance(record, str) else encode_record(record) for record in records]
+        if lines:
+            # The lines are ASCII (the printer escapes the rest), so UTF-8 as the README says.
+            data = memoryview(("\n".join(lines) + "\n").encode("utf-8"))
+            while data:
+                written = f.write(data)
+                if not written:
+                    raise OSError(f"the match log {self.path}: nothing could be written")
+                data = data[written:]
+            self.lines += len(lines)
 
     def close(self) -> None:
-        """Flush and close the file; idempotent."""
+        """Close the file; idempotent."""
         if self._file is not None:
             self._file.close()
             self._file = None

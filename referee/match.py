@@ -367,12 +367,13 @@ class _LazyLines:
         # A restock happens as a turn starts, so the model's turn counter after the step is its turn.
         self.turn = turn
 
-    def lines(self) -> Iterator[log_pb2.LogRecord]:
-        """The step's log lines, in order."""
+    def lines(self) -> Iterator[log_pb2.LogRecord | str]:
+        """The step's log lines, in order: records, and the action's line as its text (the
+        line of every decision, printed without building its message)."""
         for rec in self.records:
             if type(rec) is ActionRecord:
                 taken = wire.taken_cards(rec, self.dummy) if rec.action.kind >= ActionKind.SWAP_UPCARD else ()
-                yield wire.action_event_to_pb(
+                yield wire.action_event_line(
                     rec, self.decision_id, self.latency_us, self.by_referee, self.phase, taken, self.late
                 )
             elif type(rec) is DealRecord:
@@ -393,7 +394,7 @@ class _LazyLines:
                 yield wire.round_end_event_to_pb(rec)
 
 
-def _expand(items: Sequence[log_pb2.LogRecord | _LazyLines]) -> Iterator[log_pb2.LogRecord]:
+def _expand(items: Sequence[log_pb2.LogRecord | _LazyLines]) -> Iterator[log_pb2.LogRecord | str]:
     for item in items:
         if isinstance(item, _LazyLines):
             yield from item.lines()
@@ -443,9 +444,10 @@ class _Referee:
     # ---------------------------------------------------------------- the log
 
     # Log lines are not written the moment their event happens but queued, and written by
-    # flush_log() right after the next decision request is sent: encoding proto JSON
-    # (json_format, ~0.1 ms a line) then overlaps the bot's thinking instead of delaying the
-    # request. A crash of the referee loses at most the events of its last step.
+    # flush_log() right after the next decision request is sent: converting and encoding the
+    # lines (a few microseconds each since referee.protojson) and the write then overlap the
+    # bot's thinking instead of delaying the request. A crash of the referee loses at most
+    # the events of its last step.
 
     def _write(self, line: log_pb2.LogRecord) -> None:
         self._pending.append(line)

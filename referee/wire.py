@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
@@ -70,6 +71,9 @@ def card_to_pb(c: Card) -> str:
 # must not guess what a bot meant. A dict lookup is also the cheapest check on a hot path.
 _WIRE_CARDS: dict[str, Card] = {c.text: c for c in DECK}
 _WIRE_CARDS.update({"10" + c.text[1]: c for c in DECK if c.text[0] == "T"})
+# Each card's text by its index: a tuple lookup, cheaper than the Card.text property on the
+# paths that run for every decision.
+_CARD_TEXT: tuple[str, ...] = tuple(Card(i).text for i in range(52))
 
 
 def card_from_pb(text: str, field: str = "card") -> Card:
@@ -95,7 +99,10 @@ def cards_to_pb(cs: Iterable[Card]) -> list[str]:
 
 def cards_from_pb(texts: Iterable[str], field: str) -> tuple[Card, ...]:
     """Read several cards from the wire."""
-    return tuple(card_from_pb(t, field) for t in texts)
+    try:
+        return tuple([_WIRE_CARDS[t] for t in texts])
+    except KeyError:
+        return tuple(card_from_pb(t, field) for t in texts)  # raises, naming the card
 
 
 _KIND_TO_PB = {
@@ -215,10 +222,24 @@ _cached_rules_pb = functools.lru_cache(maxsize=64)(rules_to_pb)
 def rules_from_pb(msg: game_pb2.Rules) -> Rules:
     """Read rules; every option must be set to a known value.
 
+    Every observation carries the match's rules, so a bot reads the same message at each
+    decision: the rules read are kept by the message's bytes (a few hundred rules at most),
+    and checking them again (``Rules.with_options``, some 70 us) is skipped.
+
     The variants' fields (16-22) did not exist in the first messages: there ``draw`` and
     ``scoring`` are UNSPECIFIED and ``ante`` is 0, read as ``"stock"``, ``"lives"`` and 1
     (the rules those messages were played under); the booleans' zero is their default.
     """
+    return _rules_from_bytes(msg.SerializeToString(deterministic=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _rules_from_bytes(data: bytes) -> Rules:
+    # Not cached when it raises: a bad message is told as bad each time.
+    return _read_rules(game_pb2.Rules.FromString(data))
+
+
+def _read_rules(msg: game_pb2.Rules) -> Rules:
     try:
         base = Rules.preset(msg.preset) if msg.preset else Rules()
         return base.with_options(
@@ -319,6 +340,18 @@ def public_event_from_pb(e: game_pb2.PublicEvent, where: str) -> PublicEvent:
     return PublicEvent(kind, e.seat, card, taken)
 
 
+def _event_from_pb(e: game_pb2.PublicEvent, i: int) -> PublicEvent:
+    # public_event_from_pb's fast path (a bot reads every event of the round at every
+    # decision): the same checks, and its message when one fails.
+    kind = _EVENT_FROM_PB.get(e.kind)
+    text, taken_text = e.card, e.taken_card
+    card = _WIRE_CARDS.get(text) if text else None
+    taken = _WIRE_CARDS.get(taken_text) if taken_text else None
+    if kind is None or (text and card is None) or (taken_text and taken is None):
+        return public_event_from_pb(e, f"observation.history[{i}]")
+    return PublicEvent(kind, e.seat, card, taken)
+
+
 def observation_to_pb(obs: Observation) -> game_pb2.Observation:
     """A seat's observation as a message (it carries nothing the observation does not)."""
     msg = game_pb2.Observation(
@@ -361,7 +394,7 @@ def observation_from_pb(msg: game_pb2.Observation) -> Observation:
     phase = _PHASE_FROM_PB.get(msg.phase)
     if phase is None:
         raise WireError(f"observation.phase: {msg.phase} is not a phase")
-    history = [public_event_from_pb(e, f"observation.history[{i}]") for i, e in enumerate(msg.history)]
+    history = [_event_from_pb(e, i) for i, e in enumerate(msg.history)]
     # UNSPECIFIED: a referee from before the dummy existed, so no dummy.
     dummy_state = _DUMMY_FROM_PB.get(msg.dummy_state) if msg.dummy_state else DummyState.NONE
     if dummy_state is None:
@@ -407,6 +440,105 @@ def decision_request(obs: Observation, decision_id: int, budget_ms: int, bank_ms
     )
 
 
+# The decision request as bytes. A request is an observation, and most of an observation is
+# the same from one decision to the next: the rules (the whole match), the history (it only
+# grows within a round), the legal actions (a few dozen different ones in all). Protobuf
+# messages concatenate: the bytes of two messages of one type, one after the other, parse as
+# the two merged, repeated fields appended in order. So the request is the bytes of what
+# changes, built as a message, followed by the bytes of the rest, each serialised once and
+# kept. A bot reads the same Observation as from decision_request(...) (tests check it);
+# only the order of the fields on the wire differs, which protobuf parsers ignore.
+
+
+def _length_delimited(number: int, payload: bytes) -> bytes:
+    """A length-delimited field: its tag, the payload's length (varints), the payload."""
+    head = bytearray()
+    for n in ((number << 3) | 2, len(payload)):
+        while n > 0x7F:
+            head.append((n & 0x7F) | 0x80)
+            n >>= 7
+        head.append(n)
+    return bytes(head) + payload
+
+
+_HISTORY_FIELD = game_pb2.Observation.DESCRIPTOR.fields_by_name["history"].number
+_LEGAL_FIELD = game_pb2.Observation.DESCRIPTOR.fields_by_name["legal_actions"].number
+_RULES_FIELD = game_pb2.Observation.DESCRIPTOR.fields_by_name["rules"].number
+_OBSERVATION_FIELD = bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name["observation"].number
+_DECISION_FIELD = bot_pb2.PlayRequest.DESCRIPTOR.fields_by_name["decision_request"].number
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_bytes(r: Rules) -> bytes:
+    return _length_delimited(_RULES_FIELD, rules_to_pb(r).SerializeToString())
+
+
+# Bounded by the game: 14 kinds, 9 seats, 53 cards (a SWAP_HAND also by the face-up hand).
+@functools.lru_cache(maxsize=8192)
+def _event_bytes(e: PublicEvent, face_up: tuple[Card, ...]) -> bytes:
+    return _length_delimited(_HISTORY_FIELD, public_event_to_pb(e, face_up).SerializeToString())
+
+
+@functools.lru_cache(maxsize=1024)
+def _action_bytes(a: Action) -> bytes:
+    return _length_delimited(_LEGAL_FIELD, action_to_pb(a).SerializeToString())
+
+
+def decision_request_bytes(obs: Observation, decision_id: int, budget_ms: int, bank_ms: int) -> bytes:
+    """:func:`decision_request` serialised, with less work: what the Play stream sends.
+
+    The same message as ``decision_request(obs, ...)`` once parsed; the parts that repeat
+    from one decision to the next (rules, history events, legal actions) are serialised once
+    and kept (see above).
+    """
+    t = _CARD_TEXT
+    msg = game_pb2.Observation(
+        seat=obs.seat,
+        players=obs.players,
+        round=obs.round_no,
+        turn=obs.turn,
+        phase=_PHASE_TO_PB[obs.phase],
+        hand=[t[c] for c in obs.hand],
+        discard_pile=[t[c] for c in obs.discard_pile],
+        stock_size=obs.stock_size,
+        tokens=obs.tokens,
+        in_game=obs.in_game,
+        dealer=obs.dealer,
+        turns_left_after_knock=obs.turns_left_after_knock,
+        dummy_state=_DUMMY_TO_PB[obs.dummy_state],
+        pot=obs.pot,
+        rounds_in_match=obs.rounds_in_match,
+    )
+    if obs.widow:
+        msg.widow.extend([t[c] for c in obs.widow])
+    face_up = obs.face_up
+    if face_up:
+        msg.dead_hand.extend([t[c] for c in face_up])
+    if obs.rules.scoring == "pot":
+        msg.chips.extend(obs.chips)
+    if obs.dummy_taker is not None:
+        msg.dummy_taker = obs.dummy_taker
+    if obs.drawn_card is not None:
+        msg.drawn_card = t[obs.drawn_card]
+    if obs.drawn_from is not None:
+        msg.drawn_from = _PILE_TO_PB[obs.drawn_from]
+    if obs.knocker is not None:
+        msg.knocker = obs.knocker
+    swap_hand = EventKind.SWAP_HAND
+    observation = b"".join(
+        [
+            msg.SerializeToString(),
+            *[_event_bytes(e, face_up if e.kind is swap_hand else ()) for e in obs.history],
+            *[_action_bytes(a) for a in obs.legal_actions],
+            _rules_bytes(obs.rules),
+        ]
+    )
+    request = bot_pb2.DecisionRequest(
+        decision_id=decision_id, budget_ms=budget_ms, time_bank_ms=bank_ms
+    ).SerializeToString() + _length_delimited(_OBSERVATION_FIELD, observation)
+    return _length_delimited(_DECISION_FIELD, request)
+
+
 # ---------------------------------------------------------------- round results (log)
 
 _END_TO_PB = {
@@ -423,23 +555,28 @@ _END_FROM_PB: dict[int, RoundEnd] = {v: k for k, v in _END_TO_PB.items()}
 
 def round_end_to_pb(r: RoundResult) -> log_pb2.RoundEndEvent:
     """A round's result as a log event."""
-    msg = log_pb2.RoundEndEvent(
-        reason=_END_TO_PB[r.end],
-        thirty_one_seats=r.thirty_one,
-        values=[
-            log_pb2.SeatValue(seat=s, value=v, cards=cards_to_pb(r.hands[s])) for s, v in sorted(r.values.items())
-        ],
-        lives_lost=[log_pb2.SeatCount(seat=s, count=n) for s, n in sorted(r.lives_lost.items())],
-        tokens_after=r.tokens_after,
-        eliminated=r.eliminated,
-        sudden_death=r.sudden_death,
-        pot_winners=r.winners,
-        high_card_tie_break=r.high_card_tie_break,
-        chips_after=r.chips_after,
-    )
+    msg = log_pb2.RoundEndEvent()
+    _fill_round_end(msg, r)
+    return msg
+
+
+def _fill_round_end(msg: log_pb2.RoundEndEvent, r: RoundResult) -> None:
+    # In place (add() for the repeated messages): no message is built to be copied.
+    t = _CARD_TEXT
+    msg.reason = _END_TO_PB[r.end]
     if r.knocker is not None:
         msg.knocker = r.knocker
-    return msg
+    msg.thirty_one_seats.extend(r.thirty_one)
+    for s, v in sorted(r.values.items()):
+        msg.values.add(seat=s, value=v, cards=[t[c] for c in r.hands[s]])
+    for s, n in sorted(r.lives_lost.items()):
+        msg.lives_lost.add(seat=s, count=n)
+    msg.tokens_after.extend(r.tokens_after)
+    msg.eliminated.extend(r.eliminated)
+    msg.sudden_death = r.sudden_death
+    msg.pot_winners.extend(r.winners)
+    msg.high_card_tie_break = r.high_card_tie_break
+    msg.chips_after.extend(r.chips_after)
 
 
 def round_end_reason_from_pb(value: int) -> RoundEnd:
@@ -842,20 +979,23 @@ def log_header_from_pb(msg: log_pb2.LogHeader) -> LogHeaderInfo:
 def deal_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord:
     """A round's deal as a log line (a Hand for every seat dealt in; the dummy's or the
     widow's cards under those variants, and no up-card with the widow)."""
-    return log_pb2.LogRecord(
-        event=log_pb2.LogEvent(
-            round=rec.round_no,
-            turn=0,
-            deal=log_pb2.DealEvent(
-                dealer=rec.dealer,
-                deck=[c.text for c in rec.deck],
-                hands=[log_pb2.Hand(seat=s, cards=[c.text for c in h]) for s, h in enumerate(rec.hands) if h],
-                upcard=rec.upcard.text if rec.upcard is not None else "",
-                dummy=[c.text for c in rec.dummy],
-                widow=[c.text for c in rec.widow],
-            ),
-        )
-    )
+    t = _CARD_TEXT
+    line = log_pb2.LogRecord()
+    event = line.event
+    event.round = rec.round_no
+    event.turn = 0
+    deal = event.deal  # filled in place, as the action's line is
+    deal.SetInParent()
+    deal.dealer = rec.dealer
+    deal.deck.extend([t[c] for c in rec.deck])
+    for s, h in enumerate(rec.hands):
+        if h:
+            deal.hands.add(seat=s, cards=[t[c] for c in h])
+    if rec.upcard is not None:
+        deal.upcard = t[rec.upcard]
+    deal.dummy.extend([t[c] for c in rec.dummy])
+    deal.widow.extend([t[c] for c in rec.widow])
+    return line
 
 
 def ante_event_to_pb(rec: DealRecord) -> log_pb2.LogRecord | None:
@@ -953,21 +1093,131 @@ def action_event_to_pb(
     """An action as a log line, with the card drawn (even from the stock), the cards a swap
     took (``taken``, see :func:`taken_cards`), the decision's phase and its timing (``late``:
     past the budget and the bank left, inside the grace; written only when true)."""
-    ev = log_pb2.ActionEvent(
-        seat=rec.seat,
-        action=action_to_pb(rec.action),
-        decision_id=decision_id,
-        latency_us=min(latency_us, _MAX_UINT32),
-        by_referee=by_referee,
-        taken_cards=[c.text for c in taken],
-    )
+    # Filled in place: one line per decision, and building the nested messages by keyword
+    # copies each into its parent (three times the work).
+    line = log_pb2.LogRecord()
+    event = line.event
+    event.round = rec.round_no
+    event.turn = rec.turn
+    ev = event.action
+    ev.seat = rec.seat
+    action = rec.action
+    msg = ev.action
+    msg.kind = _KIND_TO_PB[action.kind]
+    if action.card is not None:
+        msg.card = _CARD_TEXT[action.card]
+    if action.widow_card is not None:
+        msg.widow_card = _CARD_TEXT[action.widow_card]
+    ev.decision_id = decision_id
+    ev.latency_us = min(latency_us, _MAX_UINT32)
+    ev.by_referee = by_referee
+    if taken:
+        ev.taken_cards.extend([_CARD_TEXT[c] for c in taken])
     if phase is not None:
         ev.phase = _PHASE_TO_PB[phase]
     if late:
         ev.late = True
-    if rec.card is not None and rec.action.kind in _DRAW_KINDS:
-        ev.drawn_card = rec.card.text
-    return log_pb2.LogRecord(event=log_pb2.LogEvent(round=rec.round_no, turn=rec.turn, action=ev))
+    if rec.card is not None and action.kind in _DRAW_KINDS:
+        ev.drawn_card = _CARD_TEXT[rec.card]
+    return line
+
+
+# The action line as text, without the message (one line per decision, the log's hottest):
+# exactly what referee.protojson (and json_format) print for action_event_to_pb's record,
+# by the same rules: set fields in field-number order, then the unset ones at their zero
+# values in declaration order (tests/referee/test_protojson.py compares the two). The keys
+# and enum names come from the descriptors.
+
+
+def _keys(desc: Descriptor) -> dict[str, str]:
+    return {f.name: json.dumps(f.json_name) + ": " for f in desc.fields}
+
+
+_EV_KEYS = _keys(log_pb2.LogEvent.DESCRIPTOR)
+_AE_KEYS = _keys(log_pb2.ActionEvent.DESCRIPTOR)
+_A_KEYS = _keys(game_pb2.Action.DESCRIPTOR)
+_KIND_JSON = {k: json.dumps(game_pb2.ActionKind.Name(v)) for k, v in _KIND_TO_PB.items()}
+_PHASE_JSON = {p: json.dumps(game_pb2.Phase.Name(v)) for p, v in _PHASE_TO_PB.items()}
+_CARD_JSON: tuple[str, ...] = tuple(json.dumps(t) for t in _CARD_TEXT)
+_LINE_HEAD = "{" + json.dumps(log_pb2.LogRecord.DESCRIPTOR.fields_by_name["event"].json_name) + ": {"
+_NO_PHASE = json.dumps(game_pb2.Phase.Name(game_pb2.PHASE_UNSPECIFIED))
+
+
+def action_event_line(
+    rec: ActionRecord,
+    decision_id: int,
+    latency_us: int,
+    by_referee: bool,
+    phase: Phase | None = None,
+    taken: Sequence[Card] = (),
+    late: bool = False,
+) -> str:
+    """:func:`action_event_to_pb`'s record as its log line (``referee.log.encode_record`` of
+    it, byte for byte), without building the message."""
+    action = rec.action
+    k = _A_KEYS
+    parts = [k["kind"] + _KIND_JSON[action.kind]]
+    zeros = []
+    if action.card is not None:
+        parts.append(k["card"] + _CARD_JSON[action.card])
+    else:
+        zeros.append(k["card"] + '""')
+    if action.widow_card is not None:
+        parts.append(k["widow_card"] + _CARD_JSON[action.widow_card])
+    else:
+        zeros.append(k["widow_card"] + '""')
+    action_json = "{" + ", ".join(parts + zeros) + "}"
+
+    k = _AE_KEYS
+    parts = []
+    zeros = []
+    if rec.seat:
+        parts.append(k["seat"] + str(rec.seat))
+    else:
+        zeros.append(k["seat"] + "0")
+    parts.append(k["action"] + action_json)
+    if rec.card is not None and action.kind in _DRAW_KINDS:
+        parts.append(k["drawn_card"] + _CARD_JSON[rec.card])
+    else:
+        zeros.append(k["drawn_card"] + '""')
+    if decision_id:
+        parts.append(k["decision_id"] + '"' + str(decision_id) + '"')
+    else:
+        zeros.append(k["decision_id"] + '"0"')
+    latency = min(latency_us, _MAX_UINT32)
+    if latency:
+        parts.append(k["latency_us"] + str(latency))
+    else:
+        zeros.append(k["latency_us"] + "0")
+    if by_referee:
+        parts.append(k["by_referee"] + "true")
+    else:
+        zeros.append(k["by_referee"] + "false")
+    if taken:
+        parts.append(k["taken_cards"] + "[" + ", ".join([_CARD_JSON[c] for c in taken]) + "]")
+    else:
+        zeros.append(k["taken_cards"] + "[]")
+    if phase is not None:
+        parts.append(k["phase"] + _PHASE_JSON[phase])
+    else:
+        zeros.append(k["phase"] + _NO_PHASE)
+    if late:
+        parts.append(k["late"] + "true")
+    event_json = "{" + ", ".join(parts + zeros) + "}"
+
+    k = _EV_KEYS
+    parts = []
+    zeros = []
+    if rec.round_no:
+        parts.append(k["round"] + str(rec.round_no))
+    else:
+        zeros.append(k["round"] + "0")
+    if rec.turn:
+        parts.append(k["turn"] + str(rec.turn))
+    else:
+        zeros.append(k["turn"] + "0")
+    parts.append(k["action"] + event_json)
+    return _LINE_HEAD + ", ".join(parts + zeros) + "}}"
 
 
 def action_record_from_pb(round_no: int, turn: int, msg: log_pb2.ActionEvent) -> ActionRecord:
@@ -1033,7 +1283,13 @@ def pot_award_event_to_pb(r: RoundResult) -> log_pb2.LogRecord | None:
 
 def round_end_event_to_pb(r: RoundResult) -> log_pb2.LogRecord:
     """A round's result as a log line."""
-    return log_pb2.LogRecord(event=log_pb2.LogEvent(round=r.round_no, turn=r.turns, round_end=round_end_to_pb(r)))
+    line = log_pb2.LogRecord()
+    event = line.event
+    event.round = r.round_no
+    event.turn = r.turns
+    event.round_end.SetInParent()
+    _fill_round_end(event.round_end, r)
+    return line
 
 
 def fault_event_to_pb(f: FaultInfo) -> log_pb2.LogRecord:

@@ -62,6 +62,20 @@ INBOX_LIMIT = 64
 #: How often, in seconds, a starting bot's socket is looked for (see :func:`wait_serving`).
 SOCKET_POLL_S = 0.002
 
+#: The Play method, as the generated stub names it.
+PLAY_METHOD = "/thirtyone.v1.BotService/Play"
+
+#: What a Play stream writes: match start and end as messages, decision requests as the
+#: bytes :func:`referee.wire.decision_request_bytes` builds (most of them kept from one
+#: decision to the next, rather than a message serialised whole each time).
+PlayRequestOut = bot_pb2.PlayRequest | bytes
+PlayCall = grpc.aio.StreamStreamCall[PlayRequestOut, bot_pb2.PlayResponse]
+
+
+def _serialize_request(request: PlayRequestOut) -> bytes:
+    return request if isinstance(request, bytes) else request.SerializeToString()
+
+
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     # Bots are local or named by address; an http_proxy variable must not reroute them.
@@ -104,10 +118,10 @@ class SeatStream:
     is recognised by its stale decision_id and ignored).
     """
 
-    def __init__(self, bot: BotHandle, stub: bot_pb2_grpc.BotServiceAsyncStub) -> None:
+    def __init__(self, bot: BotHandle, play: grpc.aio.StreamStreamMultiCallable[PlayRequestOut, bot_pb2.PlayResponse]) -> None:
         self.bot = bot
-        self._stub = stub
-        self._call: grpc.aio.StreamStreamCall[bot_pb2.PlayRequest, bot_pb2.PlayResponse] | None = None
+        self._play = play
+        self._call: PlayCall | None = None
         # What the reader received and nobody has taken yet, and the decision waiting for it.
         self._inbox: collections.deque[tuple[int, object, int]] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
@@ -133,13 +147,13 @@ class SeatStream:
     async def start(self, info: wire.MatchInfo) -> None:
         """Open the stream and send ``match_start``; a failure surfaces at the first decision."""
         request = wire.match_start_request(info)
-        call = self._call = self._stub.Play(None)  # requests are written one by one
+        call = self._call = self._play(None)  # requests are written one by one
         self._reader = asyncio.get_running_loop().create_task(self._read_loop(call))
         # A failure is not raised here: the reader reports how the call ended.
         with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
             await call.write(request)
 
-    async def _read_loop(self, call: grpc.aio.StreamStreamCall[bot_pb2.PlayRequest, bot_pb2.PlayResponse]) -> None:
+    async def _read_loop(self, call: PlayCall) -> None:
         now = time.monotonic_ns
         try:
             while True:
@@ -224,7 +238,7 @@ class SeatStream:
             raise self.broken
         call = self._call
         assert call is not None, "start() the stream first"
-        request = wire.decision_request(observation, decision_id, budget_ms, bank_ms)
+        request = wire.decision_request_bytes(observation, decision_id, budget_ms, bank_ms)
         t0 = time.monotonic_ns()
         credit = 0
         loop = asyncio.get_running_loop()
@@ -393,7 +407,9 @@ class BotHandle:
         self.identity = identity
         self.process = process
         self._channel = channel
-        self._stub = bot_pb2_grpc.BotServiceStub(channel)
+        self._play: grpc.aio.StreamStreamMultiCallable[PlayRequestOut, bot_pb2.PlayResponse] = channel.stream_stream(
+            PLAY_METHOD, request_serializer=_serialize_request, response_deserializer=bot_pb2.PlayResponse.FromString
+        )
         self._closed = False
         # Open streams, so that closing the bot drops those still lingering after match end.
         self._streams: weakref.WeakSet[SeatStream] = weakref.WeakSet()
@@ -439,7 +455,7 @@ class BotHandle:
 
     def open_seat(self) -> SeatStream:
         """A new Play stream for one seat of one match (call :meth:`SeatStream.start`)."""
-        return SeatStream(self, self._stub)
+        return SeatStream(self, self._play)
 
     async def close(self, grace_s: float = STOP_GRACE_S) -> None:
         """Close the channel and stop the process (and its group); idempotent."""
