@@ -286,7 +286,9 @@ def test_a_bots_rating_history_and_head_to_head_follow_its_matches(arena: Arena)
 
     poll_until("greedy.v1's second match", lambda: played(2), timeout_s=300)
     before = arena.api("GET", "/api/v1/bots/greedy/head-to-head").json()["rows"]
-    hist = arena.api("GET", "/api/v1/bots/greedy/ratings").json()
+    # All the points (the most a response may carry): the ladder keeps playing through this
+    # module's tests, and past the default 400 matches the history is thinned.
+    hist = arena.api("GET", "/api/v1/bots/greedy/ratings", params={"points": 5000}).json()
     after = played(0)
     assert after is not None
     (line,) = [v for v in hist["versions"] if v["label"] == "greedy.v1"]
@@ -294,6 +296,8 @@ def test_a_bots_rating_history_and_head_to_head_follow_its_matches(arena: Arena)
     # One point per match, from the first (none at 0), up to the matches it has now.
     assert ns == list(range(1, len(ns) + 1)) and 2 <= len(ns) <= after["matches"]
     assert all(p[2] > 0 for p in line["points"])
+    default = next(v for v in arena.api("GET", "/api/v1/bots/greedy/ratings").json()["versions"] if v["label"] == "greedy.v1")["points"]
+    assert 2 <= len(default) <= 400 and default[0][0] == 1
     few = arena.api("GET", "/api/v1/bots/greedy/ratings", params={"points": 2}).json()["versions"]
     thinned = next(v for v in few if v["label"] == "greedy.v1")["points"]
     assert len(thinned) == 2 and thinned[0][0] == 1 and thinned[1][0] >= ns[-1]  # the first and the latest
