@@ -124,13 +124,15 @@ class Arena:
             for name in names:
                 self.tokens[name] = add_user(store, name)[1]
 
-    def serve(self, *extra: str) -> None:
+    def serve(self, *extra: str, own_group: bool = False) -> None:
         """Start ``arena serve`` on a free port and wait until it answers.
 
-        The service gets a process group (and a marker in its environment) of its own, so
-        that :meth:`kill` finds the server, its ladder, workers, bots and Ray cluster even
-        after the server is gone. If the service exits or never answers, everything it
-        started is killed before the failure (with its output) is raised.
+        The service gets a marker in its environment, so that :meth:`kill` finds the server,
+        its ladder, workers, bots and Ray cluster even after the server is gone; with
+        ``own_group``, a process group of its own too (as a shell gives a job; otherwise it
+        stays in the tests' group, so that a killed test run takes it along). If the service
+        exits or never answers, everything it started is killed before the failure (with its
+        output) is raised.
         """
         self.port = free_port()
         self.log = self.folder.parent / f"serve-{self.port}.log"
@@ -138,7 +140,7 @@ class Arena:
         with open(self.log, "wb") as f:
             self.proc = subprocess.Popen(
                 [*CLI, "arena", "serve", str(self.folder), "--port", str(self.port), *extra], stdout=f, stderr=subprocess.STDOUT,
-                start_new_session=True, env={**os.environ, MARKER: self.marker},
+                start_new_session=own_group, env={**os.environ, MARKER: self.marker},
             )
         try:
             # A busy machine (a CI runner under load) can take minutes to import the service
@@ -157,8 +159,8 @@ class Arena:
             return False
 
     def started(self) -> set[int]:
-        """Every live process this arena's service started: below the server, in its process
-        group, or carrying its marker (a process whose parent died is found by the last two)."""
+        """Every live process this arena's service started: below the server or carrying its
+        marker (a process whose parent died is found by the marker)."""
         if self.proc is None:
             return set()
         found = descendants(self.proc.pid) | {self.proc.pid}
@@ -166,7 +168,7 @@ class Arena:
             if not d.name.isdigit() or int(d.name) in found:
                 continue
             try:
-                if os.getpgid(int(d.name)) == self.proc.pid or f"{MARKER}={self.marker}".encode() in (d / "environ").read_bytes().split(b"\0"):
+                if f"{MARKER}={self.marker}".encode() in (d / "environ").read_bytes().split(b"\0"):
                     found.add(int(d.name))
             except OSError:
                 continue
@@ -181,7 +183,7 @@ class Arena:
             left = self.started()
             if not left:
                 break
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # its own group, if it has one
                 os.killpg(self.proc.pid, signal.SIGKILL)
             for p in left:
                 with contextlib.suppress(OSError):

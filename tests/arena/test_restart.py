@@ -24,7 +24,7 @@ def _db(arena: Arena) -> sqlite3.Connection:
 def _serve_in_own_group(arena: Arena) -> None:
     # Arena.serve gives the service its own process group, as a shell gives a job, so that
     # the test can kill all of it.
-    arena.serve("-j", "2")
+    arena.serve("-j", "2", own_group=True)
 
 
 def test_kill_9_mid_ladder_then_restart_loses_and_repeats_nothing(arena_factory, tmp_path: Path) -> None:
