@@ -79,6 +79,10 @@ BOT_OUTPUT_BYTES = 1024 * 1024
 MAX_KEPT_BOTS = 12
 #: Groups of tasks (tables) a free worker looks at when it chooses its next one.
 PLAN_LOOKAHEAD = 16
+#: Tasks a free worker reads on past the other workers' tables to find a table of its own;
+#: then it joins one of theirs. (The arena's feed never ends and schedules a table at each
+#: read: with two bots every table is theirs, and an unbounded read never came back.)
+PLAN_READ_AHEAD = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -608,8 +612,10 @@ class _Plan:
         if slot.group is not None and slot.group in self._groups:
             return self._pop(slot.group)
         taken = {o.group for o in others if o.group is not None}
-        while not any(k not in taken for k in self._groups):
+        reads = 0
+        while not any(k not in taken for k in self._groups) and reads < PLAN_READ_AHEAD:
             key = self._read()
+            reads += 1
             if key is None:
                 break
             if key == slot.group:  # the feed held more of this worker's table

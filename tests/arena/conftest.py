@@ -7,6 +7,7 @@ deadline (:func:`poll_until`), never a fixed sleep.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -31,6 +32,9 @@ CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 #: The sandbox where the machine has one (CI installs bubblewrap); off elsewhere.
 SANDBOX = "on" if probe().available else "off"
 T = TypeVar("T")
+#: Set in the environment of a served arena (and so of all it starts): how :meth:`Arena.started`
+#: finds a process whose parent is gone.
+MARKER = "THIRTYONE_TEST_ARENA"
 
 
 def poll_until(what: str, check: Callable[[], T | None], timeout_s: float = 120.0, every_s: float = 0.2) -> T:
@@ -99,6 +103,7 @@ class Arena:
     proc: subprocess.Popen[bytes] | None = None
     port: int = 0
     log: Path | None = None
+    marker: str = ""
 
     @property
     def url(self) -> str:
@@ -119,15 +124,31 @@ class Arena:
             for name in names:
                 self.tokens[name] = add_user(store, name)[1]
 
-    def serve(self, *extra: str) -> None:
-        """Start ``arena serve`` on a free port and wait until it answers."""
+    def serve(self, *extra: str, own_group: bool = False) -> None:
+        """Start ``arena serve`` on a free port and wait until it answers.
+
+        The service gets a marker in its environment, so that :meth:`kill` finds the server,
+        its ladder, workers, bots and Ray cluster even after the server is gone; with
+        ``own_group``, a process group of its own too (as a shell gives a job; otherwise it
+        stays in the tests' group, so that a killed test run takes it along). If the service
+        exits or never answers, everything it started is killed before the failure (with its
+        output) is raised.
+        """
         self.port = free_port()
         self.log = self.folder.parent / f"serve-{self.port}.log"
+        self.marker = f"{self.folder}:{self.port}"
         with open(self.log, "wb") as f:
             self.proc = subprocess.Popen(
-                [*CLI, "arena", "serve", str(self.folder), "--port", str(self.port), *extra], stdout=f, stderr=subprocess.STDOUT
+                [*CLI, "arena", "serve", str(self.folder), "--port", str(self.port), *extra], stdout=f, stderr=subprocess.STDOUT,
+                start_new_session=own_group, env={**os.environ, MARKER: self.marker},
             )
-        poll_until("the service to answer", self._answers, timeout_s=60)
+        try:
+            # A busy machine (a CI runner under load) can take minutes to import the service
+            # and bind the port; only an exit or an overall 300 s fails the start.
+            poll_until("the service to answer", self._answers, timeout_s=300)
+        except BaseException:
+            self.kill()
+            raise
 
     def _answers(self) -> bool:
         assert self.proc is not None
@@ -136,6 +157,45 @@ class Arena:
             return httpx.get(self.url + "/api/v1/runtimes", timeout=5).status_code == 200
         except httpx.HTTPError:
             return False
+
+    def started(self) -> set[int]:
+        """Every live process this arena's service started: below the server or carrying its
+        marker (a process whose parent died is found by the marker)."""
+        if self.proc is None:
+            return set()
+        found = descendants(self.proc.pid) | {self.proc.pid}
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit() or int(d.name) in found:
+                continue
+            try:
+                if f"{MARKER}={self.marker}".encode() in (d / "environ").read_bytes().split(b"\0"):
+                    found.add(int(d.name))
+            except OSError:
+                continue
+        return {p for p in found if alive(p)}
+
+    def kill(self) -> None:
+        """SIGKILL everything the service started and wait for it all to be gone (a fixture's
+        last word: whatever happened, nothing of this arena keeps running)."""
+        if self.proc is None:
+            return
+        for _ in range(3):  # a process may fork while the others are killed
+            left = self.started()
+            if not left:
+                break
+            with contextlib.suppress(OSError):  # its own group, if it has one
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            for p in left:
+                with contextlib.suppress(OSError):
+                    os.kill(p, signal.SIGKILL)
+            self.proc.poll()
+            with contextlib.suppress(AssertionError):  # the next turn kills what is left
+                poll_until("every process of the killed service to be gone", lambda: not self.started(), timeout_s=60)
+        if left := self.started():
+            raise AssertionError(f"processes of the killed service still run: {sorted(left)}")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=60)
+        self.proc = None
 
     def output(self) -> str:
         """What the service printed so far."""
@@ -148,14 +208,26 @@ class Arena:
         return httpx.request(method, self.url + path, headers=headers, timeout=60, **kw)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Stop the service with ``sig``; wait for it and every process it started to be gone."""
+        """Stop the service with ``sig``; wait for it and every process it started to be gone.
+
+        Whatever happens (a stop that hangs or leaves a process behind fails the test), the
+        rest is killed on the way out (:meth:`kill`).
+        """
         assert self.proc is not None
-        below = descendants(self.proc.pid)
-        self.proc.send_signal(sig)
-        code = self.proc.wait(timeout=60)
-        poll_until("every process the service started to be gone", lambda: not any(alive(p) for p in below), timeout_s=60)
-        self.proc = None
+        try:
+            below = self.started()
+            self.proc.send_signal(sig)
+            code = self.proc.wait(timeout=120)
+            poll_until("every process the service started to be gone", lambda: not any(alive(p) for p in below), timeout_s=120)
+        finally:
+            self.kill()
         return code
+
+    def __enter__(self) -> Arena:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
 
 
 def make_arena(folder: Path, *extra: str) -> Arena:
@@ -174,10 +246,11 @@ def arena_factory(tmp_path: Path) -> Iterator[Callable[..., Arena]]:
         made.append(a)
         return a
 
-    yield make
-    for a in made:
-        if a.proc is not None and a.proc.poll() is None:
-            a.stop(signal.SIGKILL)
+    try:
+        yield make
+    finally:
+        for a in made:
+            a.kill()
 
 
 def fake_version(store: ArenaStore, user_id: int, bot: str) -> int:

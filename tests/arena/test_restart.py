@@ -8,12 +8,11 @@ import os
 import shutil
 import signal
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.arena.conftest import CLI, SAMPLES, Arena, alive, cli, descendants, free_port, poll_until
+from tests.arena.conftest import SAMPLES, Arena, alive, cli, descendants, poll_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -23,15 +22,9 @@ def _db(arena: Arena) -> sqlite3.Connection:
 
 
 def _serve_in_own_group(arena: Arena) -> None:
-    # As a shell runs a job: its own process group, so that the test can kill all of it.
-    arena.port = free_port()
-    arena.log = arena.folder.parent / f"serve-{arena.port}.log"
-    with open(arena.log, "wb") as f:
-        arena.proc = subprocess.Popen(
-            [*CLI, "arena", "serve", str(arena.folder), "--port", str(arena.port), "-j", "2"],
-            stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    poll_until("the service to answer", arena._answers, timeout_s=120)
+    # Arena.serve gives the service its own process group, as a shell gives a job, so that
+    # the test can kill all of it.
+    arena.serve("-j", "2", own_group=True)
 
 
 def test_kill_9_mid_ladder_then_restart_loses_and_repeats_nothing(arena_factory, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ process; the whole run with real workers and bots, against the plain order."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from referee.tournament.runner import (
+    PLAN_READ_AHEAD,
     LocalPool,
     MatchTask,
     TaskResult,
@@ -143,6 +145,25 @@ def test_a_lazy_feed_is_read_only_when_no_table_is_free() -> None:
     t2 = plan.take(other, [one])
     assert t2 is not None and t2.match.table != t.match.table
     assert read[-1] == t2.match.key and len(read) == 5  # a+b: 2 deals x 2 rotations, then a+c
+
+
+def test_a_feed_of_one_table_only_is_read_a_bounded_way_ahead() -> None:
+    # The arena's ladder with two bots: its feed (endless there) holds their table alone.
+    table = [_with_bots(t) for t in _tasks(["a", "b"], 2, 2)]
+    read: list[int] = []
+
+    def feed() -> Any:
+        for i, t in enumerate(itertools.islice(itertools.cycle(table), 100_000)):
+            read.append(i)
+            yield t
+
+    plan = _Plan(feed())
+    one, other = _slot(), _slot()
+    assert plan.take(one, [other]) is not None
+    # No table of its own ahead: the second worker joins the first's, a few reads on.
+    t2 = plan.take(other, [one])
+    assert t2 is not None and t2.match.table == ("a", "b")
+    assert len(read) <= 1 + PLAN_READ_AHEAD
 
 
 def _logs(folder: Path) -> dict[str, Any]:
