@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ import pytest
 
 from referee.bots.sandbox import probe
 from referee.ladder.accounts import add_user
+from referee.ladder.loop import Ladder
 from referee.ladder.store import ArenaStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,6 +49,22 @@ def poll_until(what: str, check: Callable[[], T | None], timeout_s: float = 120.
             return last
         time.sleep(every_s)
     raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what} (last seen: {last!r})")
+
+
+def run_ladder_until(ladder: Ladder, what: str, done: Callable[[], object], timeout_s: float = 300.0) -> None:
+    """Run ``ladder`` in this thread until ``done()`` holds (asked from a thread of its own
+    every :func:`poll_until` step), then stop it and return once it has stopped."""
+
+    def watch() -> None:
+        try:
+            poll_until(what, lambda: done() or None, timeout_s=timeout_s)
+        finally:
+            ladder.stopping.set()
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    ladder.run()
+    t.join()
 
 
 def free_port() -> int:

@@ -4,7 +4,6 @@ at. Real ladder runs (in this process, two workers), real bot processes, real SQ
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from referee.ladder.store import ArenaStore, create
 from referee.ladder.uploads import accept_upload
 from referee.tournament.runner import TaskResult
 from referee.tournament.settings import TournamentSettings
-from tests.arena.conftest import SAMPLES, poll_until
+from tests.arena.conftest import SAMPLES, run_ladder_until
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -45,16 +44,7 @@ def test_every_rotation_of_a_table_is_played_where_its_bots_run(tmp_path: Path) 
     ladder = _Watched(folder, 2, seed=5)
     want = 12  # six tables of two rotations
 
-    def watch() -> None:
-        try:
-            poll_until("the ladder to play 12 matches", lambda: len(ladder.startup) >= want or None, timeout_s=300)
-        finally:
-            ladder.stopping.set()
-
-    t = threading.Thread(target=watch, daemon=True)
-    t.start()
-    ladder.run()
-    t.join()
+    run_ladder_until(ladder, "the ladder to play 12 matches", lambda: len(ladder.startup) >= want)
     second = {k: s for k, s in ladder.startup.items() if k.endswith("-r1")}
     assert len(second) >= want // 2 - 2, ladder.startup
     # The second rotation of every table found its bots running: started once per table.

@@ -3,7 +3,6 @@ forgive them. Real ladder runs (in this process), real bot processes, real SQLit
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import ArenaStore, create
 from referee.ladder.uploads import accept_upload
 from referee.tournament.settings import TournamentSettings
-from tests.arena.conftest import SAMPLES, poll_until
+from tests.arena.conftest import SAMPLES, run_ladder_until
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -25,19 +24,12 @@ BROKEN = b"import sys\nsys.exit(3)\n"
 
 def _run_until(folder: Path, done: Callable[[ArenaStore], bool]) -> None:
     """Run the ladder until ``done`` says so (asked of a store of its own), then stop it."""
-    ladder = Ladder(folder, 1)
 
-    def watch() -> None:
-        with ArenaStore.open(folder) as s:
-            try:
-                poll_until("the ladder to get there", lambda: done(s), timeout_s=300)
-            finally:
-                ladder.stopping.set()
+    def check() -> bool:
+        with ArenaStore.open(folder, readonly=True) as s:
+            return done(s)
 
-    t = threading.Thread(target=watch, daemon=True)
-    t.start()
-    ladder.run()
-    t.join()
+    run_ladder_until(Ladder(folder, 1), "the ladder to get there", check)
 
 
 def _failures(store: ArenaStore, vid: int) -> int:
