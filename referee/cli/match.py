@@ -6,6 +6,7 @@ import asyncio
 import errno
 import os
 import shlex
+import signal
 import tempfile
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -260,21 +261,43 @@ def match_command(
         show_log()
         status.update(f"round {r.round_no} done; playing...")
 
+    # Ctrl-C cancels the match's task, as asyncio.Runner's own handler would, and is also
+    # remembered: a cancellation that lands as the task is finishing can be lost, and a
+    # match that then ran to its end must still end as interrupted (exit 130).
+    interrupted = False
+    main_task: asyncio.Task[object] | None = None  # the match's, once it runs
+
+    def on_sigint(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        if interrupted:
+            return  # one stop is enough; the first one's cleanup is under way
+        interrupted = True
+        if main_task is not None and not main_task.done():
+            main_task.get_loop().call_soon_threadsafe(main_task.cancel)
+
+    async def play() -> MatchOutcome:
+        nonlocal main_task
+        main_task = asyncio.current_task()
+        if interrupted:  # Ctrl-C while the loop was being made
+            raise asyncio.CancelledError
+        return await run_match_async(
+            specs,
+            seed=the_seed,
+            config=config,
+            log_path=path,
+            match_id=the_id,
+            on_round=on_round,
+            startup_timeout_s=startup_timeout,
+            handle_sigterm=True,
+            launcher=LocalLauncher(sandbox=sandbox_config),
+        )
+
+    previous_sigint = signal.signal(signal.SIGINT, on_sigint)
     with status, asyncio.Runner() as runner:
         try:
-            outcome = runner.run(
-                run_match_async(
-                    specs,
-                    seed=the_seed,
-                    config=config,
-                    log_path=path,
-                    match_id=the_id,
-                    on_round=on_round,
-                    startup_timeout_s=startup_timeout,
-                    handle_sigterm=True,
-                    launcher=LocalLauncher(sandbox=sandbox_config),
-                )
-            )
+            outcome = runner.run(play())
+            if interrupted:
+                raise KeyboardInterrupt
         except BotError as e:
             drop_empty_log()
             _fail(str(e), code=1)
@@ -289,8 +312,10 @@ def match_command(
             raise typer.Exit(130) from None
         except asyncio.CancelledError:
             where = "no log was written" if drop_empty_log() else f"the log up to now is in {path}"
-            err.print(f"terminated; {where}", highlight=False)
-            raise typer.Exit(143) from None
+            err.print(f"{'interrupted' if interrupted else 'terminated'}; {where}", highlight=False)
+            raise typer.Exit(130 if interrupted else 143) from None
+        finally:
+            signal.signal(signal.SIGINT, previous_sigint)
     show_log()
     out.print(render_outcome(outcome))
     # Two lines: the command that plays the same match again, and the one that shows its log.
