@@ -48,6 +48,7 @@ from referee.faults import BotError
 from referee.game import PRESETS, Rules, RulesError
 from referee.text import plural
 from referee.timecontrol import TimeControl
+from sdk.harness import CHECK_VARIANTS
 
 _DEFAULT_TC = TimeControl()
 _DEFAULT_LIMITS = BotLimits()
@@ -87,15 +88,9 @@ def summary_line(report: ComplianceReport) -> Text:
     return Text.assemble(verdict, ": " + ", ".join(parts))
 
 
-#: Each variant option on its own over the standard rules, as ``thirtyone bot test`` plays them
-#: (sdk.harness.CHECK_VARIANTS); with the presets, what a check without --preset reports on.
-VARIANTS: dict[str, Rules] = {
-    "dealer_option": Rules(dealer_option=True),
-    "under_the_gun": Rules(under_the_gun=True),
-    "dummy": Rules(dummy=True),
-    "widow": Rules(draw="widow"),
-    "pot": Rules(scoring="pot"),
-}
+#: Each variant option on its own over the standard rules: the same table ``thirtyone bot
+#: test`` plays; with the presets, what a check without --preset reports on.
+VARIANTS: dict[str, Rules] = CHECK_VARIANTS
 
 
 def rules_kept(report: ComplianceReport) -> dict[str, list[str]]:
