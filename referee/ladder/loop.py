@@ -425,7 +425,10 @@ def main(argv: list[str] | None = None) -> int:
         threading.Thread(target=_watch_parent, args=(args.watch_parent,), daemon=True).start()
     try:
         Ladder(args.folder, args.jobs, args.ray).run()
-    except Stopped:
+    except KeyboardInterrupt:
+        # Stopped, or the KeyboardInterrupt Ray raises in its place when the stop signal
+        # lands inside ray.wait (its check_status turns an interrupted wait into a new
+        # KeyboardInterrupt, dropping ours): both are the clean stop asked for.
         return 0
     except (ArenaError, RunError) as e:
         _say(str(e))
