@@ -59,9 +59,12 @@ from referee.bots.sandbox import (
     SCRATCH,
     BotCgroup,
     SandboxConfig,
+    SandboxError,
+    bot_host_user,
     join_cgroups_command,
     probe,
     sandboxed_command,
+    unreadable_by,
 )
 from referee.bots.spec import BotSpec
 from referee.faults import BotStartError
@@ -484,6 +487,24 @@ def _own_folder_or_file(file: str) -> str:
     return file if folder == SCRATCH or SCRATCH.startswith(folder.rstrip("/") + "/") else folder
 
 
+def _named_files(spec: BotSpec, cwd: str | None, folders: list[str], hidden: tuple[str, ...]) -> list[str]:
+    """The bot's own files that its command words name (its program, its script): those in
+    its own ``folders``, outside the ``hidden`` ones."""
+    found = []
+    hide = [os.path.realpath(h) for h in hidden]
+    for i, word in enumerate(spec.argv):
+        if i == 0 and "/" not in word:
+            continue  # a program looked up on PATH
+        path = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
+        if os.path.isfile(path) and _within(path, folders) and not _within(path, hide):
+            found.append(path)
+    return found
+
+
+def _within(path: str, folders: list[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
 class LocalLauncher:
     """Starts bots as local processes, each serving on a Unix socket of its own.
 
@@ -550,20 +571,24 @@ class LocalLauncher:
             if not status.available:
                 shutil.rmtree(tmpdir, ignore_errors=True)
                 raise BotStartError(f"bot {spec.text!r} cannot be sandboxed here: {status.reason}")
+            user = bot_host_user()
+            mine = [*folders, *_named_files(spec, work, folders, self.sandbox.hidden)]
+            why = unreadable_by(user, mine) if user is not None else None
+            if user is not None and why is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+                raise BotStartError(
+                    f"bot {spec.text!r}: {why} cannot be read by {user.describe()}, the user bots run as "
+                    "when the referee runs as root (so that no bot is root on this machine); make the bot's "
+                    "folder readable by every user (chmod -R a+rX FOLDER), or run it from a copy that is"
+                )
             info_r, info_w = os.pipe()
-            argv = sandboxed_command(
-                spec.argv,
-                cwd=work,
-                files=folders,
-                socket_dir=socket_dir,
-                # Variables the caller gives the launcher are named explicitly, like --bot-env's.
-                config=dataclasses.replace(
-                    self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in self._extra_env.items()))
-                ),
-                bwrap=status.bwrap,
-                address=address,
-                info_fd=info_w,
-            )
+            try:
+                argv = self._sandboxed(spec, work, folders, socket_dir, status.bwrap, address, info_w)
+            except SandboxError as e:
+                for fd in (info_r, info_w):
+                    os.close(fd)
+                shutil.rmtree(tmpdir, ignore_errors=True)
+                raise BotStartError(f"bot {spec.text!r} cannot be sandboxed here: {e}") from None
             cwd = tmpdir
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
             if status.cgroups:
@@ -609,6 +634,25 @@ class LocalLauncher:
             await bot.stop(0)
             raise
         return bot
+
+    def _sandboxed(
+        self, spec: BotSpec, work: str | None, folders: list[str], socket_dir: str, bwrap: str | None, address: str, info_w: int
+    ) -> list[str]:
+        """The sandbox's command line for ``spec`` (see :func:`~referee.bots.sandbox.sandboxed_command`)."""
+        assert self.sandbox is not None
+        return sandboxed_command(
+            spec.argv,
+            cwd=work,
+            files=folders,
+            socket_dir=socket_dir,
+            # Variables the caller gives the launcher are named explicitly, like --bot-env's.
+            config=dataclasses.replace(
+                self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in self._extra_env.items()))
+            ),
+            bwrap=bwrap,
+            address=address,
+            info_fd=info_w,
+        )
 
     def _private_dir(self, folders: list[str]) -> str:
         """A new folder of the referee's own (0700, never bound into a sandbox), short enough

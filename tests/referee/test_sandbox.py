@@ -234,6 +234,7 @@ def test_a_sandbox_that_cannot_be_built_is_a_clear_error(tmp_path: Path) -> None
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed here")
 def test_node_starts_under_the_default_limits(tmp_path: Path) -> None:
     """Node.js reserves gigabytes of address space at start; the default limits allow it."""
+    tmp_path.chmod(0o755)  # a bot's own folder is readable by every user (as root bots run as nobody)
     script = tmp_path / "alloc.js"
     script.write_text("const b = Buffer.alloc(200 * 1024 * 1024, 1); console.log('ok', b.length);\n")
     argv = sandboxed_command(["node", str(script)], cwd=str(tmp_path), socket_dir=str(tmp_path), config=SandboxConfig())
@@ -260,6 +261,7 @@ def test_scratch_is_private_writable_and_capped(tmp_path: Path) -> None:
         "        pass\n"
     )
     config = SandboxConfig(limits=BotLimits(scratch_mb=4))
+    tmp_path.chmod(0o755)  # a bot's own folder is readable by every user (as root bots run as nobody)
     argv = sandboxed_command([sys.executable, "-c", code], cwd=str(tmp_path), socket_dir=str(tmp_path / "s"), config=config)
     (tmp_path / "s").mkdir()
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
