@@ -15,6 +15,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from referee.bots.sandbox import make_readable
+
 #: The largest bot folder accepted, in bytes, and the most files.
 MAX_FOLDER_BYTES = 256 * 1024 * 1024
 MAX_FOLDER_FILES = 50_000
@@ -104,6 +106,9 @@ def copy_folder(src: Path, dest: Path, *, skip: tuple[Path, ...] = ()) -> str:
             target.mkdir()
         else:
             shutil.copy2(p, target, follow_symlinks=False)
+    # The bot runs as an unprivileged user when the referee is root: its copy is readable by
+    # all (the tournament folder above it stays 0700, so no user of this machine gains).
+    make_readable(dest)
     return folder_sha256(dest)
 
 
