@@ -30,9 +30,13 @@ the bot:
   threads), ``RLIMIT_FSIZE`` (file size), no core files, set inside the sandbox by
   util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory,
   pids and CPU cgroup per bot, which also bounds the total over all its processes, gives it
-  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash.
-  The process limit needs the cgroup when the referee runs as root, because Linux does not
-  apply ``RLIMIT_NPROC`` to root's processes.
+  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash;
+- is never root on this machine: bubblewrap maps the bot's user to the user that runs it, so
+  as root the referee runs bubblewrap as ``nobody`` (:func:`bot_host_user`), after joining the
+  cgroups and after mounting, in a mount namespace of that start alone, the folders
+  ``nobody`` could not reach (:func:`sandboxed_command`). As ``nobody`` a bot cannot read
+  root's private files, and ``RLIMIT_NPROC`` (which Linux does not apply to root) holds it,
+  counted per user namespace, so per bot.
 
 :func:`probe` says whether this machine can sandbox and, if not, why; ``thirtyone doctor``
 prints it.
@@ -40,10 +44,10 @@ prints it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import importlib.util
-import atexit
 import itertools
 import os
 import re
@@ -198,7 +202,7 @@ class SandboxStatus:
     bwrap_version: str
     #: Whether a memory and pids cgroup per bot can be made (as root with cgroups mounted).
     cgroups: bool
-    #: Why the process limit is not enforced, if it is not (root without cgroups).
+    #: What the process limit lacks, if anything (root without cgroups: no total per bot).
     process_limit_note: str
     #: Why the bots' CPU share is not enforced, if it is not (no cgroup, or no cpu controller).
     cpu_limit_note: str = ""
@@ -368,7 +372,7 @@ def make_readable(folder: str | os.PathLike[str]) -> None:
     the folders above a copy stay private, so no other user of this machine gains anything.
     Links are left alone."""
     top = os.fspath(folder)
-    for root, dirs, files in os.walk(top):
+    for root, _dirs, files in os.walk(top):
         for p in (root, *(os.path.join(root, f) for f in files)):
             st = os.lstat(p)
             if stat.S_ISLNK(st.st_mode):
