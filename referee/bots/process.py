@@ -63,6 +63,7 @@ from referee.bots.sandbox import (
     bot_host_user,
     join_cgroups_command,
     probe,
+    remove_stale_stages,
     sandboxed_command,
     unreadable_by,
 )
@@ -523,8 +524,10 @@ class LocalLauncher:
         self._extra_env = dict(extra_env or {})
         self.sandbox = sandbox
         if sandbox is not None and os.geteuid() == 0:
-            # The cgroups of bots whose referee was killed (kill -9) are left behind, empty.
+            # The cgroups of bots whose referee was killed (kill -9) are left behind, empty,
+            # and so are its stage folders of empty mount points.
             BotCgroup.remove_leftovers()
+            remove_stale_stages()
 
     def own_folders(self, spec: BotSpec) -> tuple[str | None, list[str]]:
         """The bot's working folder in its sandbox, and every folder of its own files.

@@ -404,11 +404,39 @@ def _stage_folder() -> str:
             )  # fmt: skip
             if base is None:
                 raise SandboxError("no temporary folder here (/tmp) can be searched by the user bots run as")
-            root = os.path.realpath(tempfile.mkdtemp(prefix="thirtyone-stage-", dir=base))
+            root = os.path.realpath(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{_pid_namespace()}-{os.getpid()}-", dir=base))
             os.chmod(root, 0o711)
             _stage_root.append(root)
             atexit.register(shutil.rmtree, root, True)
         return _stage_root[0]
+
+
+#: The names of stage folders: ``thirtyone-stage-<pid namespace>-<pid of their referee>-<random>``.
+STAGE_PREFIX = "thirtyone-stage-"
+_STAGE_NAME = re.compile(re.escape(STAGE_PREFIX) + r"([0-9]+)-([0-9]+)-[A-Za-z0-9_]+")
+
+
+def remove_stale_stages() -> list[str]:
+    """Remove the stage folders (empty mount points) of referees that are gone (killed by
+    SIGKILL, so their exit did not); only root's, of this PID namespace. Returns them."""
+    removed: list[str] = []
+    ns = _pid_namespace()
+    for base in dict.fromkeys((tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm")):
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        for name in names:
+            m = _STAGE_NAME.fullmatch(name)
+            if m is None or m.group(1) != ns or int(m.group(2)) == os.getpid() or pid_alive(int(m.group(2))):
+                continue
+            path = os.path.join(base, name)
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISDIR(st.st_mode) and st.st_uid == 0:
+                    shutil.rmtree(path)
+                    removed.append(path)
+    return removed
 
 
 def _stage_point(n: int, is_dir: bool) -> str:

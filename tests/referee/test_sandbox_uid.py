@@ -333,3 +333,42 @@ def test_a_submitted_folder_of_private_files_is_copied_readable_and_its_bot_runs
     copy = folder / "bots" / entry.name
     assert (copy.stat().st_mode & 0o777, (copy / "mybot.py").stat().st_mode & 0o777) == (0o755, 0o644)
     assert folder.stat().st_mode & 0o077 == 0
+
+
+def test_a_copy_made_before_the_readable_rule_is_made_readable_when_checked(tmp_path: Path) -> None:
+    """A tournament's or an arena's copy made private (0700/0600) by an older referee is
+    opened to all when its hash is checked before a launch; the hash is the same."""
+    from referee.tournament.botfiles import check_unchanged, folder_sha256
+
+    copy = tmp_path / "bots" / "old"
+    copy.mkdir(parents=True)
+    (copy / "main.py").write_text("print('hi')\n")
+    sha = folder_sha256(copy)
+    (copy / "main.py").chmod(0o600)
+    copy.chmod(0o700)
+    check_unchanged(copy, sha, name="old")
+    assert (copy.stat().st_mode & 0o777, (copy / "main.py").stat().st_mode & 0o777) == (0o755, 0o644)
+    assert folder_sha256(copy) == sha
+
+
+@ROOT
+def test_the_stage_folder_of_a_killed_referee_is_removed_by_the_next_launcher() -> None:
+    """A referee killed by SIGKILL leaves its folder of empty mount points in /tmp; the next
+    launcher removes it (and only folders of referees that are gone)."""
+    code = (
+        "import os, sys\n"
+        "from referee.bots.sandbox import SandboxConfig, sandboxed_command, _stage_root\n"
+        "sandboxed_command(['/bin/true'], cwd=sys.argv[1], socket_dir='/tmp/x', config=SandboxConfig())\n"
+        "print(_stage_root[0], flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    hidden = Path(tempfile.mkdtemp(prefix="thirtyone-private-"))  # 0700: what is inside needs a stage
+    (hidden / "bot").mkdir(mode=0o755)
+    try:
+        r = subprocess.run([sys.executable, "-c", code, str(hidden / "bot")], capture_output=True, text=True, timeout=60)
+        stage = Path(r.stdout.strip())
+        assert r.returncode == -9 and stage.name.startswith("thirtyone-stage-") and stage.is_dir(), (r.stdout, r.stderr)
+        LocalLauncher(sandbox=SandboxConfig())
+        assert not stage.exists()
+    finally:
+        shutil.rmtree(hidden, ignore_errors=True)
