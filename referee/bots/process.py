@@ -17,6 +17,10 @@ Each local bot process:
   this machine's disk; the referee reaches the socket from outside through the sandbox's
   ``/proc/PID/root`` (:meth:`LocalBotProcess.connect_target`), following no link the bot
   could have made, and connects to that one socket for as long as it talks to the bot;
+- is, on this machine, the referee's own user, or ``nobody`` when the referee is root
+  (:func:`~referee.bots.sandbox.bot_host_user`): the cgroup prologue runs as root, then the
+  drop, then bubblewrap. As root, a bot whose own folder, or a file its command names there,
+  ``nobody`` cannot read is not started: the error names the file and what to do;
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
@@ -46,6 +50,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import shlex
 import shutil
 import signal
 import stat
@@ -582,7 +587,7 @@ class LocalLauncher:
                 raise BotStartError(
                     f"bot {spec.text!r}: {why} cannot be read by {user.describe()}, the user bots run as "
                     "when the referee runs as root (so that no bot is root on this machine); make the bot's "
-                    "folder readable by every user (chmod -R a+rX FOLDER), or run it from a copy that is"
+                    f"folder and files readable by every user: chmod -R a+rX {shlex.quote(folders[0])}"
                 )
             info_r, info_w = os.pipe()
             try:

@@ -202,7 +202,7 @@ class SandboxStatus:
     bwrap_version: str
     #: Whether a memory and pids cgroup per bot can be made (as root with cgroups mounted).
     cgroups: bool
-    #: What the process limit lacks, if anything (root without cgroups: no total per bot).
+    #: Why the process limit is not enforced, if it is not (it is now wherever a sandbox is).
     process_limit_note: str
     #: Why the bots' CPU share is not enforced, if it is not (no cgroup, or no cpu controller).
     cpu_limit_note: str = ""
@@ -237,10 +237,9 @@ def probe() -> SandboxStatus:
     """
     bwrap = shutil.which("bwrap")
     cg = BotCgroup.supported()
-    note = "" if cg or os.geteuid() != 0 else (
-        "the referee runs as root and cannot create cgroups: each bot's process limit is its RLIMIT_NPROC only "
-        "(it runs as the unprivileged user nobody), without a total over the processes of all its users"
-    )
+    # As root without cgroups RLIMIT_NPROC still holds each bot, counted in its own user
+    # namespace (it runs as nobody, whom Linux does not exempt as it does root).
+    note = ""
     cpu_note = _cpu_limit_note()
     try:
         user = bot_host_user()
@@ -383,7 +382,8 @@ def make_readable(folder: str | os.PathLike[str]) -> None:
 
 
 _stage_lock = threading.Lock()
-_stage_root: list[str] = []
+#: This process's stage folder, by pid (a forked child makes its own: its parent's goes with it).
+_stage_root: dict[int, str] = {}
 
 
 def _stage_folder() -> str:
@@ -394,8 +394,9 @@ def _stage_folder() -> str:
     :func:`sandboxed_command`), so on this machine they stay empty, and the same point
     serves every bot at once.
     """
+    pid = os.getpid()
     with _stage_lock:
-        if not _stage_root:
+        if pid not in _stage_root:
             user = bot_host_user()
             base = next(
                 (d for d in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm")
@@ -404,11 +405,17 @@ def _stage_folder() -> str:
             )  # fmt: skip
             if base is None:
                 raise SandboxError("no temporary folder here (/tmp) can be searched by the user bots run as")
-            root = os.path.realpath(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{_pid_namespace()}-{os.getpid()}-", dir=base))
+            root = os.path.realpath(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{_pid_namespace()}-{pid}-", dir=base))
             os.chmod(root, 0o711)
-            _stage_root.append(root)
-            atexit.register(shutil.rmtree, root, True)
-        return _stage_root[0]
+            _stage_root[pid] = root
+            atexit.register(_remove_stage, pid, root)
+        return _stage_root[pid]
+
+
+def _remove_stage(pid: int, root: str) -> None:
+    """At exit: remove this process's stage folder (never a parent's, in a forked child)."""
+    if os.getpid() == pid:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 #: The names of stage folders: ``thirtyone-stage-<pid namespace>-<pid of their referee>-<random>``.

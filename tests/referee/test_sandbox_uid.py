@@ -359,7 +359,7 @@ def test_the_stage_folder_of_a_killed_referee_is_removed_by_the_next_launcher() 
         "import os, sys\n"
         "from referee.bots.sandbox import SandboxConfig, sandboxed_command, _stage_root\n"
         "sandboxed_command(['/bin/true'], cwd=sys.argv[1], socket_dir='/tmp/x', config=SandboxConfig())\n"
-        "print(_stage_root[0], flush=True)\n"
+        "print(_stage_root[os.getpid()], flush=True)\n"
         "os.kill(os.getpid(), 9)\n"
     )
     hidden = Path(tempfile.mkdtemp(prefix="thirtyone-private-"))  # 0700: what is inside needs a stage
