@@ -336,18 +336,16 @@ def bot_host_user() -> HostUser | None:
 
 def _reachable(path: str, user: HostUser) -> bool:
     """Whether ``user`` can look ``path`` up: every folder above it (resolved) searchable."""
-    real = os.path.realpath(path)
-    parts = [p for p in real.split("/") if p]
-    here = "/"
-    for part in ["", *parts[:-1]]:
-        here = os.path.join(here, part) if part else here
+    folder = os.path.dirname(os.path.realpath(path))
+    while True:
         try:
-            st = os.stat(here)
+            if not user.may(os.stat(folder), 1):
+                return False
         except OSError:
             return False
-        if not user.may(st, 1):
-            return False
-    return True
+        if folder == "/":
+            return True
+        folder = os.path.dirname(folder)
 
 
 def unreadable_by(user: HostUser, paths: Iterable[str]) -> str | None:
@@ -740,16 +738,16 @@ def _unsearchable_on_the_way(path: str, bound: Sequence[str], user: HostUser) ->
     """The first folder from the innermost bound folder holding ``path`` down to the folder of
     ``path`` that ``user`` may not search (where a sandbox run as ``user`` stops), or None."""
     top = max((f for f in bound if _is_under(path, f)), key=len)
-    here = top
-    rest = [p for p in path[len(top):].split("/") if p][:-1]
-    for part in ["", *rest]:
-        here = os.path.join(here, part) if part else here
+    folders = [top]
+    for part in [p for p in path[len(top) :].split("/") if p][:-1]:
+        folders.append(os.path.join(folders[-1], part))
+    for folder in folders:
         try:
-            st = os.stat(here)
+            st = os.stat(folder)
         except OSError:
             return None
         if stat.S_ISDIR(st.st_mode) and not user.may(st, 1):
-            return here
+            return folder
     return None
 
 
