@@ -584,6 +584,13 @@ def sandboxed_command(
     a folder bound read-only gets no link.) Variables named in ``config.env`` take their values
     from ``base_env`` (default: this process's environment). ``info_fd``: bubblewrap writes the
     pid of the sandbox's first process there (``--info-fd``).
+
+    As root the command starts with the drop to :func:`bot_host_user` (util-linux's
+    ``setpriv``), preceded, when a source is not reachable by that user, by the mounts that
+    stage it (``unshare --mount`` and ``mount --rbind``, as root, in a mount namespace of this
+    start only); a :class:`SandboxError` says which of those tools is missing. Put the cgroup
+    prologue (:func:`join_cgroups_command`) in front of all of it: moving a process between
+    cgroups needs root.
     """
     base_env = os.environ if base_env is None else base_env
     lim = config.limits
