@@ -17,6 +17,10 @@ Each local bot process:
   this machine's disk; the referee reaches the socket from outside through the sandbox's
   ``/proc/PID/root`` (:meth:`LocalBotProcess.connect_target`), following no link the bot
   could have made, and connects to that one socket for as long as it talks to the bot;
+- is, on this machine, the referee's own user, or ``nobody`` when the referee is root
+  (:func:`~referee.bots.sandbox.bot_host_user`): the cgroup prologue runs as root, then the
+  drop, then bubblewrap. As root, a bot whose own folder, or a file its command names there,
+  ``nobody`` cannot read is not started: the error names the file and what to do;
 - runs in its own session and process group (``start_new_session``), so that stopping it
   reaches its children and a Ctrl-C in the referee's terminal does not reach it;
 - writes stdout and stderr into a pipe whose last :data:`OUTPUT_TAIL_BYTES` the referee
@@ -46,6 +50,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import shlex
 import shutil
 import signal
 import stat
@@ -59,9 +64,13 @@ from referee.bots.sandbox import (
     SCRATCH,
     BotCgroup,
     SandboxConfig,
+    SandboxError,
+    bot_host_user,
     join_cgroups_command,
     probe,
+    remove_stale_stages,
     sandboxed_command,
+    unreadable_by,
 )
 from referee.bots.spec import BotSpec
 from referee.faults import BotStartError
@@ -484,6 +493,24 @@ def _own_folder_or_file(file: str) -> str:
     return file if folder == SCRATCH or SCRATCH.startswith(folder.rstrip("/") + "/") else folder
 
 
+def _named_files(spec: BotSpec, cwd: str | None, folders: list[str], hidden: tuple[str, ...]) -> list[str]:
+    """The bot's own files that its command words name (its program, its script): those in
+    its own ``folders``, outside the ``hidden`` ones."""
+    found = []
+    hide = [os.path.realpath(h) for h in hidden]
+    for i, word in enumerate(spec.argv):
+        if i == 0 and "/" not in word:
+            continue  # a program looked up on PATH
+        path = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
+        if os.path.isfile(path) and _within(path, folders) and not _within(path, hide):
+            found.append(path)
+    return found
+
+
+def _within(path: str, folders: list[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
 class LocalLauncher:
     """Starts bots as local processes, each serving on a Unix socket of its own.
 
@@ -502,8 +529,10 @@ class LocalLauncher:
         self._extra_env = dict(extra_env or {})
         self.sandbox = sandbox
         if sandbox is not None and os.geteuid() == 0:
-            # The cgroups of bots whose referee was killed (kill -9) are left behind, empty.
+            # The cgroups of bots whose referee was killed (kill -9) are left behind, empty,
+            # and so are its stage folders of empty mount points.
             BotCgroup.remove_leftovers()
+            remove_stale_stages()
 
     def own_folders(self, spec: BotSpec) -> tuple[str | None, list[str]]:
         """The bot's working folder in its sandbox, and every folder of its own files.
@@ -550,20 +579,24 @@ class LocalLauncher:
             if not status.available:
                 shutil.rmtree(tmpdir, ignore_errors=True)
                 raise BotStartError(f"bot {spec.text!r} cannot be sandboxed here: {status.reason}")
+            user = bot_host_user()
+            mine = [*folders, *_named_files(spec, work, folders, self.sandbox.hidden)]
+            why = unreadable_by(user, mine) if user is not None else None
+            if user is not None and why is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+                raise BotStartError(
+                    f"bot {spec.text!r}: {why} cannot be read by {user.describe()}, the user bots run as "
+                    "when the referee runs as root (so that no bot is root on this machine); make the bot's "
+                    f"folder and files readable by every user: chmod -R a+rX {shlex.quote(folders[0])}"
+                )
             info_r, info_w = os.pipe()
-            argv = sandboxed_command(
-                spec.argv,
-                cwd=work,
-                files=folders,
-                socket_dir=socket_dir,
-                # Variables the caller gives the launcher are named explicitly, like --bot-env's.
-                config=dataclasses.replace(
-                    self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in self._extra_env.items()))
-                ),
-                bwrap=status.bwrap,
-                address=address,
-                info_fd=info_w,
-            )
+            try:
+                argv = self._sandboxed(spec, work, folders, socket_dir, status.bwrap, address, info_w)
+            except SandboxError as e:
+                for fd in (info_r, info_w):
+                    os.close(fd)
+                shutil.rmtree(tmpdir, ignore_errors=True)
+                raise BotStartError(f"bot {spec.text!r} cannot be sandboxed here: {e}") from None
             cwd = tmpdir
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
             if status.cgroups:
@@ -609,6 +642,25 @@ class LocalLauncher:
             await bot.stop(0)
             raise
         return bot
+
+    def _sandboxed(
+        self, spec: BotSpec, work: str | None, folders: list[str], socket_dir: str, bwrap: str | None, address: str, info_w: int
+    ) -> list[str]:
+        """The sandbox's command line for ``spec`` (see :func:`~referee.bots.sandbox.sandboxed_command`)."""
+        assert self.sandbox is not None
+        return sandboxed_command(
+            spec.argv,
+            cwd=work,
+            files=folders,
+            socket_dir=socket_dir,
+            # Variables the caller gives the launcher are named explicitly, like --bot-env's.
+            config=dataclasses.replace(
+                self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in self._extra_env.items()))
+            ),
+            bwrap=bwrap,
+            address=address,
+            info_fd=info_w,
+        )
 
     def _private_dir(self, folders: list[str]) -> str:
         """A new folder of the referee's own (0700, never bound into a sandbox), short enough

@@ -30,9 +30,13 @@ the bot:
   threads), ``RLIMIT_FSIZE`` (file size), no core files, set inside the sandbox by
   util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory,
   pids and CPU cgroup per bot, which also bounds the total over all its processes, gives it
-  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash.
-  The process limit needs the cgroup when the referee runs as root, because Linux does not
-  apply ``RLIMIT_NPROC`` to root's processes.
+  its CPU share (:attr:`BotLimits.cpus`) and tells an out-of-memory kill apart from a crash;
+- is never root on this machine: bubblewrap maps the bot's user to the user that runs it, so
+  as root the referee runs bubblewrap as ``nobody`` (:func:`bot_host_user`), after joining the
+  cgroups and after mounting, in a mount namespace of that start alone, the folders
+  ``nobody`` could not reach (:func:`sandboxed_command`). As ``nobody`` a bot cannot read
+  root's private files, and ``RLIMIT_NPROC`` (which Linux does not apply to root) holds it,
+  counted per user namespace, so per bot.
 
 :func:`probe` says whether this machine can sandbox and, if not, why; ``thirtyone doctor``
 prints it.
@@ -40,6 +44,7 @@ prints it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import importlib.util
@@ -48,9 +53,11 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -195,10 +202,12 @@ class SandboxStatus:
     bwrap_version: str
     #: Whether a memory and pids cgroup per bot can be made (as root with cgroups mounted).
     cgroups: bool
-    #: Why the process limit is not enforced, if it is not (root without cgroups).
+    #: Why the process limit is not enforced, if it is not (it is now wherever a sandbox is).
     process_limit_note: str
     #: Why the bots' CPU share is not enforced, if it is not (no cgroup, or no cpu controller).
     cpu_limit_note: str = ""
+    #: Which user of this machine the bots run as, in words (see :func:`bot_host_user`).
+    host_user: str = ""
 
 
 HOW_TO_ENABLE = (
@@ -208,33 +217,244 @@ HOW_TO_ENABLE = (
 )
 
 
+#: What to do where bubblewrap cannot run as the unprivileged user bots run as (as root).
+HOW_TO_ENABLE_AS_ROOT = (
+    "as root the referee runs bubblewrap as the unprivileged user 'nobody', so that no bot is root on "
+    "this machine, and that needs unprivileged user namespaces: allow them (sysctl "
+    "kernel.unprivileged_userns_clone=1 on older Debian; kernel.apparmor_restrict_unprivileged_userns=0 "
+    "on Ubuntu 24.04, or an AppArmor profile for bwrap) and install util-linux (setpriv, unshare, mount), "
+    "then run 'thirtyone doctor'"
+)
+
+
 @functools.cache
 def probe() -> SandboxStatus:
-    """Try the sandbox once (cached): is bwrap there, and does a trivial sandbox start?"""
+    """Try the sandbox once (cached): is bwrap there, and does a trivial sandbox start?
+
+    As root it is tried as bots are run, as the unprivileged :func:`bot_host_user` with the
+    runtime's folders staged (:func:`sandboxed_command`); where that fails the sandbox is
+    unavailable (fail closed), never run with the bot as root.
+    """
     bwrap = shutil.which("bwrap")
     cg = BotCgroup.supported()
-    note = "" if cg or os.geteuid() != 0 else (
-        "the referee runs as root and cannot create cgroups, and Linux does not apply RLIMIT_NPROC "
-        "to root's processes: the process limit is not enforced"
-    )
+    # As root without cgroups RLIMIT_NPROC still holds each bot, counted in its own user
+    # namespace (it runs as nobody, whom Linux does not exempt as it does root).
+    note = ""
     cpu_note = _cpu_limit_note()
+    try:
+        user = bot_host_user()
+    except SandboxError as e:
+        return SandboxStatus(False, str(e), bwrap, "", cg, note, cpu_note, "none: bots cannot run here")
+    who = user.describe() if user is not None else _own_user()
+    how = HOW_TO_ENABLE if user is None else HOW_TO_ENABLE_AS_ROOT
+
+    def status(available: bool, reason: str, found: str | None = bwrap, version: str = "") -> SandboxStatus:
+        return SandboxStatus(available, reason, found, version, cg, note, cpu_note, who)
+
     if bwrap is None:
-        return SandboxStatus(False, f"bubblewrap (bwrap) is not installed; {HOW_TO_ENABLE}", None, "", cg, note, cpu_note)
+        return status(False, f"bubblewrap (bwrap) is not installed; {HOW_TO_ENABLE}", None)
     version = ""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
     if shutil.which("prlimit") is None:
-        return SandboxStatus(False, "util-linux's prlimit is not installed (it sets the bots' limits)", bwrap, version, cg, note, cpu_note)
+        return status(False, "util-linux's prlimit is not installed (it sets the bots' limits)", bwrap, version)
     with tempfile.TemporaryDirectory(prefix="thirtyone-probe-") as tmp:
-        argv = sandboxed_command(["/bin/true"], cwd=None, socket_dir=tmp, config=SandboxConfig(), bwrap=bwrap)
         try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+            argv = sandboxed_command(["/bin/true"], cwd=None, socket_dir=tmp, config=SandboxConfig(), bwrap=bwrap)
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL, cwd=tmp)
+        except SandboxError as e:
+            return status(False, f"{e}; {how}", bwrap, version)
         except (OSError, subprocess.SubprocessError) as e:
-            return SandboxStatus(False, f"bubblewrap could not be run ({e}); {HOW_TO_ENABLE}", bwrap, version, cg, note, cpu_note)
+            return status(False, f"bubblewrap could not be run ({e}); {how}", bwrap, version)
     if r.returncode != 0:
         why = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
-        return SandboxStatus(False, f"bubblewrap cannot make a sandbox here ({why}); {HOW_TO_ENABLE}", bwrap, version, cg, note, cpu_note)
-    return SandboxStatus(True, "", bwrap, version, cg, note, cpu_note)
+        as_whom = f" as {user.describe()}" if user is not None else ""
+        return status(False, f"bubblewrap cannot make a sandbox here{as_whom} ({why}); {how}", bwrap, version)
+    return status(True, "", bwrap, version)
+
+
+def _own_user() -> str:
+    """The referee's own user, in words (bots run as it when the referee is not root)."""
+    uid = os.geteuid()
+    name = str(uid)
+    with contextlib.suppress(ImportError, KeyError):
+        import pwd
+
+        name = pwd.getpwuid(uid).pw_name
+    return f"the referee's own user ({name}, uid {uid})"
+
+
+# ---------------------------------------------------------------- whom a bot is on this machine
+
+
+@dataclass(frozen=True, slots=True)
+class HostUser:
+    """An unprivileged user of this machine that bubblewrap runs as (``nobody``)."""
+
+    name: str
+    uid: int
+    gid: int
+
+    def describe(self) -> str:
+        """``nobody (uid 65534, gid 65534)``."""
+        return f"{self.name} (uid {self.uid}, gid {self.gid})"
+
+    def may(self, st: os.stat_result, bits: int) -> bool:
+        """Whether this user, with no supplementary groups, has the permission ``bits``
+        (4 read, 2 write, 1 search/execute) on a file of ``st`` (ACLs are not looked at)."""
+        if st.st_uid == self.uid:
+            mode = st.st_mode >> 6
+        elif st.st_gid == self.gid:
+            mode = st.st_mode >> 3
+        else:
+            mode = st.st_mode
+        return mode & bits == bits
+
+
+@functools.cache
+def bot_host_user() -> HostUser | None:
+    """The user of this machine a sandboxed bot runs as when the referee runs as root:
+    ``nobody`` (65534, else), with its group and no supplementary groups. None when the
+    referee is not root: then a bot is, on this machine, the referee's own user.
+
+    Why: bubblewrap maps the bot's user inside to the user that runs bubblewrap. Run by root,
+    the bot would be host root without capabilities, which still passes every owner check on
+    root's files (a mode 0600 file of root's in a folder it sees would be readable).
+    """
+    if os.geteuid() != 0:
+        return None
+    name, uid, gid = "nobody", SANDBOX_UID, SANDBOX_UID
+    with contextlib.suppress(ImportError, KeyError):
+        import pwd
+
+        entry = pwd.getpwnam("nobody")
+        uid, gid = entry.pw_uid, entry.pw_gid
+    if uid == 0 or gid == 0:
+        raise SandboxError("the user 'nobody' of this machine is root (uid or gid 0); bots cannot run as it")
+    return HostUser(name, uid, gid)
+
+
+def _reachable(path: str, user: HostUser) -> bool:
+    """Whether ``user`` can look ``path`` up: every folder above it (resolved) searchable."""
+    folder = os.path.dirname(os.path.realpath(path))
+    while True:
+        try:
+            if not user.may(os.stat(folder), 1):
+                return False
+        except OSError:
+            return False
+        if folder == "/":
+            return True
+        folder = os.path.dirname(folder)
+
+
+def unreadable_by(user: HostUser, paths: Iterable[str]) -> str | None:
+    """Why ``user`` cannot use a bot's own files, or None: the first of ``paths`` that it
+    cannot use, as ``/path (mode 0600, owner uid 0, group 0)``. A folder needs search (x), a
+    file read (r); links are followed. Folders are not walked: a file inside that the bot
+    never opens is no reason to refuse it, and one it opens fails with its own error."""
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue  # gone, or not there yet: the launch says so itself
+        if not user.may(st, 1 if stat.S_ISDIR(st.st_mode) else 4):
+            return f"{p} (mode {stat.S_IMODE(st.st_mode):04o}, owner uid {st.st_uid}, group {st.st_gid})"
+    return None
+
+
+def make_readable(folder: str | os.PathLike[str]) -> None:
+    """``chmod -R a+rX`` a copy the referee made of a bot's files (a tournament's, an arena's):
+    the bot runs as an unprivileged user (:func:`bot_host_user`) and must read its own files;
+    the folders above a copy stay private, so no other user of this machine gains anything.
+    Links are left alone."""
+    top = os.fspath(folder)
+    for root, _dirs, files in os.walk(top):
+        for p in (root, *(os.path.join(root, f) for f in files)):
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                continue
+            add = 0o444 | (0o111 if stat.S_ISDIR(st.st_mode) or st.st_mode & 0o111 else 0)
+            if st.st_mode & add != add:
+                os.chmod(p, stat.S_IMODE(st.st_mode) | add)
+
+
+_stage_lock = threading.Lock()
+#: This process's stage folder, by pid (a forked child makes its own: its parent's goes with it).
+_stage_root: dict[int, str] = {}
+
+
+def _stage_folder() -> str:
+    """This process's folder of mount points for staged binds (made once, removed at exit).
+
+    A folder of root's (0711) in /tmp, holding only empty mount points (0700): the sources
+    are mounted on them only inside the mount namespace of one bot's start (see
+    :func:`sandboxed_command`), so on this machine they stay empty, and the same point
+    serves every bot at once.
+    """
+    pid = os.getpid()
+    with _stage_lock:
+        if pid not in _stage_root:
+            user = bot_host_user()
+            base = next(
+                (d for d in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm")
+                 if os.path.isdir(d) and (user is None or (_reachable(os.path.join(d, "x"), user)))),
+                None,
+            )  # fmt: skip
+            if base is None:
+                raise SandboxError("no temporary folder here (/tmp) can be searched by the user bots run as")
+            root = os.path.realpath(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{_pid_namespace()}-{pid}-", dir=base))
+            os.chmod(root, 0o711)
+            _stage_root[pid] = root
+            atexit.register(_remove_stage, pid, root)
+        return _stage_root[pid]
+
+
+def _remove_stage(pid: int, root: str) -> None:
+    """At exit: remove this process's stage folder (never a parent's, in a forked child)."""
+    if os.getpid() == pid:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+#: The names of stage folders: ``thirtyone-stage-<pid namespace>-<pid of their referee>-<random>``.
+STAGE_PREFIX = "thirtyone-stage-"
+_STAGE_NAME = re.compile(re.escape(STAGE_PREFIX) + r"([0-9]+)-([0-9]+)-[A-Za-z0-9_]+")
+
+
+def remove_stale_stages() -> list[str]:
+    """Remove the stage folders (empty mount points) of referees that are gone (killed by
+    SIGKILL, so their exit did not); only root's, of this PID namespace. Returns them."""
+    removed: list[str] = []
+    ns = _pid_namespace()
+    for base in dict.fromkeys((tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm")):
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        for name in names:
+            m = _STAGE_NAME.fullmatch(name)
+            if m is None or m.group(1) != ns or int(m.group(2)) == os.getpid() or pid_alive(int(m.group(2))):
+                continue
+            path = os.path.join(base, name)
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISDIR(st.st_mode) and st.st_uid == 0:
+                    shutil.rmtree(path)
+                    removed.append(path)
+    return removed
+
+
+def _stage_point(n: int, is_dir: bool) -> str:
+    """The ``n``-th mount point (a folder or a file) of the stage folder, made if need be."""
+    point = os.path.join(_stage_folder(), f"{'d' if is_dir else 'f'}{n}")
+    if not os.path.lexists(point):
+        if is_dir:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(point, 0o700)
+        else:
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(point, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    return point
 
 
 def _cpu_limit_note() -> str:
@@ -364,18 +584,40 @@ def sandboxed_command(
     a folder bound read-only gets no link.) Variables named in ``config.env`` take their values
     from ``base_env`` (default: this process's environment). ``info_fd``: bubblewrap writes the
     pid of the sandbox's first process there (``--info-fd``).
+
+    As root the command starts with the drop to :func:`bot_host_user` (util-linux's
+    ``setpriv``), preceded, when a source is not reachable by that user, by the mounts that
+    stage it (``unshare --mount`` and ``mount --rbind``, as root, in a mount namespace of this
+    start only); a :class:`SandboxError` says which of those tools is missing. Put the cgroup
+    prologue (:func:`join_cgroups_command`) in front of all of it: moving a process between
+    cgroups needs root.
     """
     base_env = os.environ if base_env is None else base_env
     lim = config.limits
+    user = bot_host_user()
     args: list[str] = [bwrap or "bwrap"]
     args += ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
     args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "bot"]
 
     bound: list[str] = []
+    # As root, bubblewrap runs as ``user``, who may not search the folders above a source
+    # (a runtime under /root, a tournament folder of mode 0700): such a source is mounted
+    # first, by root, on a mount point ``user`` can reach, in a mount namespace of this start
+    # alone, and bound from there. (bubblewrap's --ro-bind-fd does not help: it turns the
+    # descriptor back into a path, looked up as ``user``.)
+    staged: list[str] = []
+
+    def source(path: str) -> str:
+        if user is None or _reachable(path, user):
+            return path
+        real = os.path.realpath(path)
+        point = _stage_point(len(staged) // 2, os.path.isdir(real))
+        staged.extend([real, point])
+        return point
 
     def ro(path: str) -> None:
         if not _covered(path, bound):
-            args.extend(["--ro-bind", path, path])
+            args.extend(["--ro-bind", source(path), path])
             bound.append(path)
 
     for d in _SYSTEM_DIRS:
@@ -386,7 +628,7 @@ def sandboxed_command(
     for name in _ETC_FILES:
         p = os.path.join("/etc", name)
         if os.path.lexists(p):
-            args.extend(["--ro-bind-try", p, p])
+            args.extend(["--ro-bind-try", source(p) if os.path.exists(p) else p, p])
     args += ["--proc", "/proc"]
     # A /dev of our own rather than bubblewrap's --dev, whose tmpfs and /dev/shm the bot may
     # write without a cap: the usual devices, read-only, and /dev/shm (POSIX shared memory,
@@ -434,16 +676,24 @@ def sandboxed_command(
             ro(f)
     # Hide secrets that lie under anything bound so far (an empty tmpfs over a folder, an empty
     # file over a file); the bot's own folders inside a hidden folder are bound back in after.
-    remount = []
+    remount: list[str] = []
     for h in hidden:
         if _covered(h, bound):
-            if os.path.isdir(h):
-                args += ["--perms", "0755", "--tmpfs", h]
-                remount.append(h)
+            # Run as ``user``, bubblewrap cannot reach a secret below a folder ``user`` may not
+            # search (nor can the bot): that folder is covered instead, whole.
+            cover = _unsearchable_on_the_way(h, bound, user) if user is not None else None
+            if cover is not None:
+                if not _covered(cover, remount):
+                    args += ["--perms", "0755", "--tmpfs", cover]
+                    remount.append(cover)
+            elif os.path.isdir(h):
+                if not _covered(h, remount):
+                    args += ["--perms", "0755", "--tmpfs", h]
+                    remount.append(h)
             else:
                 args += ["--ro-bind", "/dev/null", h]
     for f in later:
-        args.extend(["--ro-bind", f, f])
+        args.extend(["--ro-bind", source(f), f])
         bound.append(f)
     if not _covered(socket_dir, bound):
         args += ["--symlink", SCRATCH, socket_dir]
@@ -486,7 +736,48 @@ def sandboxed_command(
         "--",
         *argv,
     ]
-    return args
+    if user is None:
+        return args
+    return [*_as_user(user, staged), *args]
+
+
+def _unsearchable_on_the_way(path: str, bound: Sequence[str], user: HostUser) -> str | None:
+    """The first folder from the innermost bound folder holding ``path`` down to the folder of
+    ``path`` that ``user`` may not search (where a sandbox run as ``user`` stops), or None."""
+    top = max((f for f in bound if _is_under(path, f)), key=len)
+    folders = [top]
+    for part in [p for p in path[len(top) :].split("/") if p][:-1]:
+        folders.append(os.path.join(folders[-1], part))
+    for folder in folders:
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return None
+        if stat.S_ISDIR(st.st_mode) and not user.may(st, 1):
+            return folder
+    return None
+
+
+#: Run by root in a mount namespace of its own: mount each staged source on its point, then
+#: run the rest (the drop to the unprivileged user, then bubblewrap).
+_STAGE = 'm=$1; shift; while [ "$1" != -- ]; do "$m" -n --rbind "$1" "$2" || exit 125; shift 2; done; shift; exec "$@"'
+
+
+def _as_user(user: HostUser, staged: Sequence[str]) -> list[str]:
+    """The words before bubblewrap's that run it as ``user`` (util-linux's setpriv: real,
+    effective and saved ids, no supplementary groups; the capabilities go with the uid),
+    after mounting the ``staged`` (source, point) pairs in a private mount namespace."""
+    tools = {name: shutil.which(name) for name in ("setpriv", *(("unshare", "mount") if staged else ()))}
+    missing = [name for name, path in tools.items() if path is None]
+    if missing:
+        raise SandboxError(f"util-linux's {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed")
+    drop = [str(tools["setpriv"]), f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups", "--"]
+    if not staged:
+        return drop
+    return [
+        str(tools["unshare"]), "--mount", "--propagation", "private", "--",
+        "/bin/sh", "-c", _STAGE, "sh", str(tools["mount"]), *staged, "--", *drop,
+    ]  # fmt: skip
 
 
 # ---------------------------------------------------------------- cgroups (as root)

@@ -26,6 +26,8 @@ def doctor_command() -> None:
     table.add_row("sandbox", "[green]works[/]" if status.available else "[red]cannot be used[/]")
     table.add_row("bubblewrap", escape(f"{status.bwrap} ({status.bwrap_version})") if status.bwrap else "not installed")
     table.add_row("running as", "root" if os.geteuid() == 0 else f"uid {os.geteuid()}")
+    if status.host_user:
+        table.add_row("bots run as", escape(status.host_user) + (" on this machine" if status.available else ""))
     limits = BotLimits()
     if status.cgroups:
         cpu = "" if status.cpu_limit_note else " + CPU share"

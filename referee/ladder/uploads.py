@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from referee.bots.sandbox import make_readable
 from referee.ladder.accounts import check_name
 from referee.ladder.errors import BadUpload, TooLarge, TooMany
 from referee.ladder.ratings import prior
@@ -297,10 +298,14 @@ def accept_upload(store: ArenaStore, user: User, filename: str, data: bytes, *, 
             unpacked.mkdir(mode=0o700)
             (unpacked / filename).write_bytes(data)
             root, n_files, size = unpacked, 1, len(data)
+            make_readable(root)
             manifest = Manifest(name or filename.removesuffix(".py"), filename)
         else:
             n_files, size = extract(filename, data, unpacked, settings)
             root = _root_of(unpacked)
+            # Its folder was made private while it was unpacked; the bot reads it as an
+            # unprivileged user (as root: nobody); the arena folder above stays private.
+            make_readable(root)
             manifest = read_manifest(root)
         bot = check_name(name or manifest.name, "bot name")
         owner = store.bot_owner(bot)

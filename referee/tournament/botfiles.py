@@ -15,6 +15,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from referee.bots.sandbox import make_readable
+
 #: The largest bot folder accepted, in bytes, and the most files.
 MAX_FOLDER_BYTES = 256 * 1024 * 1024
 MAX_FOLDER_FILES = 50_000
@@ -104,11 +106,19 @@ def copy_folder(src: Path, dest: Path, *, skip: tuple[Path, ...] = ()) -> str:
             target.mkdir()
         else:
             shutil.copy2(p, target, follow_symlinks=False)
+    # The bot runs as an unprivileged user when the referee is root: its copy is readable by
+    # all (the tournament folder above it stays 0700, so no user of this machine gains).
+    make_readable(dest)
     return folder_sha256(dest)
 
 
 def check_unchanged(path: Path, expected: str, *, name: str) -> None:
-    """Raise :class:`BotFilesError` if bot ``name``'s copy at ``path`` no longer hashes to ``expected``."""
+    """Raise :class:`BotFilesError` if bot ``name``'s copy at ``path`` no longer hashes to ``expected``.
+
+    An unchanged copy is then made readable by every user (its folder's, for a copied file),
+    as copies are made now: a copy made before that rule would otherwise not start where
+    bots run as an unprivileged user (the referee as root). The hash does not depend on it.
+    """
     try:
         actual = folder_sha256(path) if path.is_dir() else file_sha256(path)
     except OSError as e:
@@ -118,3 +128,7 @@ def check_unchanged(path: Path, expected: str, *, name: str) -> None:
             f"bot {name!r}: its files at {path} changed since it was submitted (sha256 {actual[:12]}…, "
             f"submitted {expected[:12]}…); it is not run: withdraw and submit it again"
         )
+    try:
+        make_readable(path if path.is_dir() else path.parent)
+    except OSError as e:
+        raise BotFilesError(f"bot {name!r}: its files at {path} cannot be made readable ({e.strerror or e}); it is not run") from None

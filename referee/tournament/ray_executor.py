@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from referee.bots.sandbox import pid_alive
+from referee.bots.sandbox import make_readable, pid_alive
 from referee.tournament.runner import (
     MAX_ATTEMPTS,
     BotLaunch,
@@ -278,6 +278,7 @@ class MatchWorker:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
             # "data": nothing outside the folder, no device files, no setuid bits.
             tar.extractall(dest, filter="data")
+        make_readable(dest)  # the bots run as an unprivileged user on a node run as root
         self.unpacked[b.name] = b.sha256
 
     def _fit(self, task: MatchTask) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from referee import wire
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
 from referee.bots.compliance import CheckResult, cases_for, check_bot, is_soft_failure
-from referee.bots.sandbox import SandboxConfig, outside_paths
+from referee.bots.sandbox import SandboxConfig, make_readable, outside_paths
 from referee.faults import BotError, BotStartError
 from referee.match import MatchConfig, run_match
 from referee.tournament.botfiles import BotFilesError, check_unchanged, copy_folder, file_sha256
@@ -262,6 +262,7 @@ def submit(
             staging = Path(tempfile.mkdtemp(prefix="submit-", dir=folder / "bots"))
             copied = staging / source.name
             shutil.copy2(source, copied)
+            make_readable(staging)  # the bot reads it as an unprivileged user (as root: nobody)
             copies[copied] = source
             copies[staging] = source.parent
             sha = file_sha256(copied)

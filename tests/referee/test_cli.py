@@ -50,6 +50,7 @@ def test_match_prints_a_summary_and_writes_the_log(tmp_path: Path) -> None:
 
 
 def test_default_log_goes_to_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path.chmod(0o755)  # the bots' folder (the current one): readable by nobody, whom they run as under root
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rules.toml").write_text('[rules]\npreset = "family"\nlives = 1\n')
     result = runner.invoke(app, ["match", hostile("first"), hostile("random"), "--rules-file", "rules.toml"])

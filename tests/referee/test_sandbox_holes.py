@@ -124,6 +124,7 @@ def test_thirtyone_match_keeps_the_convenience_for_ones_own_command(tmp_path: Pa
     """``command_files`` (what ``thirtyone match`` and ``check-bot`` use, for a command the
     person typed) binds the folder of a file the command names, read-only."""
     secret = secret_file(tmp_path)
+    secret.chmod(0o644)  # readable by the user the bot runs as (as root: nobody)
     bot = bot_folder(tmp_path, "reader.py", READER)
     output, _ = run_to_exit(LocalLauncher(sandbox=SandboxConfig(command_files=True)), f"{sys.executable} reader.py {secret}", bot)
     assert f"READ {secret} the seed is 12345" in output, output
