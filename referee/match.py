@@ -377,7 +377,7 @@ class _LazyLines:
                     rec, self.decision_id, self.latency_us, self.by_referee, self.phase, taken, self.late
                 )
             elif type(rec) is DealRecord:
-                yield wire.deal_event_to_pb(rec)
+                yield wire.deal_event_line(rec)
                 ante = wire.ante_event_to_pb(rec)
                 if ante is not None:
                     yield ante
@@ -391,7 +391,7 @@ class _LazyLines:
                 award = wire.pot_award_event_to_pb(rec)
                 if award is not None:
                     yield award
-                yield wire.round_end_event_to_pb(rec)
+                yield wire.round_end_event_line(rec)
 
 
 def _expand(items: Sequence[log_pb2.LogRecord | _LazyLines]) -> Iterator[log_pb2.LogRecord | str]:
