@@ -147,19 +147,23 @@ def _check_unix_path(path: Path) -> None:
 #: it instead. Most answers come well within it and are then taken straight from the thread,
 #: without waking the loop through its self-pipe and scheduling a task step (together about
 #: as much CPU as the rest of the SDK's work on a decision); a slower call costs the loop at
-#: most this long, so other streams, health checks and SIGTERM wait no more than that.
+#: most this long, so other streams, health checks and SIGTERM wait no more than that. A bot
+#: whose last call was slower than that is awaited at once (the loop never blocked for it)
+#: until it answers a call quickly again.
 QUICK_WAIT_S = 0.002
 
 
 class _Call:
     """One call handed to a :class:`_Worker`: the function, and its outcome once done."""
 
-    __slots__ = ("exc", "fn", "fut", "loop", "ready", "result")
+    __slots__ = ("exc", "fn", "fut", "loop", "ready", "result", "took")
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self.fn = fn
         self.result: Any = None
         self.exc: BaseException | None = None
+        #: Seconds the function ran, on the bot's thread.
+        self.took = 0.0
         # Held until the call is done: the loop's quick wait acquires it.
         self.ready = threading.Lock()
         self.ready.acquire()
@@ -179,6 +183,8 @@ class _Worker:
         self._lock = lock
         # Guards the hand-over of a call's outcome between the thread and the loop.
         self._state = threading.Lock()
+        # Whether the bot's last call was quick: then the next one is waited for, blocked.
+        self._quick = True
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -187,16 +193,21 @@ class _Worker:
         for up to :data:`QUICK_WAIT_S`, then awaiting it (the loop free meanwhile)."""
         call = _Call(fn)
         self._jobs.put(call)
-        if not call.ready.acquire(timeout=QUICK_WAIT_S):
+        if not (self._quick and call.ready.acquire(timeout=QUICK_WAIT_S)):
             fut: asyncio.Future[T] | None = None
             with self._state:
-                # Done between the timeout and here: the thread has not seen a future.
+                # Done before here (between the timeout and the lock, or at once when not
+                # waited for): the thread has not seen a future.
                 if not call.ready.acquire(blocking=False):
                     loop = asyncio.get_running_loop()
                     fut = loop.create_future()
                     call.loop, call.fut = loop, fut
             if fut is not None:
-                return await fut
+                self._quick = False  # until it answers quickly again
+                result = await fut
+                self._quick = call.took < QUICK_WAIT_S / 2
+                return result
+        self._quick = call.took < QUICK_WAIT_S / 2
         if call.exc is not None:
             raise call.exc
         return call.result  # type: ignore[no-any-return]
@@ -207,6 +218,7 @@ class _Worker:
 
     def _loop(self) -> None:
         while (call := self._jobs.get()) is not None:
+            t0 = time.perf_counter()
             try:
                 if self._lock is not None:
                     with self._lock:
@@ -215,6 +227,7 @@ class _Worker:
                     call.result = call.fn()
             except BaseException as e:  # handed to the stream, which reports it
                 call.exc = e
+            call.took = time.perf_counter() - t0
             with self._state:
                 call.ready.release()
                 fut, loop = call.fut, call.loop

@@ -118,3 +118,30 @@ def test_a_call_cancelled_while_awaited_leaves_the_worker_usable() -> None:
             worker.close()
 
     assert asyncio.run(main()) == 2
+
+
+def test_after_a_slow_call_the_next_is_awaited_until_one_is_quick_again() -> None:
+    # A bot that thinks (Monte Carlo) is not waited for, blocked, on every decision: only
+    # while its calls come back quickly.
+    async def main() -> list[bool]:
+        worker = _Worker("bot", None)
+        go = threading.Event()
+        seen = [worker._quick]
+        try:
+            task = asyncio.create_task(worker.call(lambda: go.wait(ROOM_S)))
+            await asyncio.sleep(QUICK_WAIT_S * 5)
+            go.set()
+            assert await asyncio.wait_for(task, ROOM_S)
+            seen.append(worker._quick)
+            # A call that returns at once (tried again should the machine pause the thread
+            # in it): blocked waits again.
+            for _ in range(100):
+                assert await asyncio.wait_for(worker.call(lambda: 3), ROOM_S) == 3
+                if worker._quick:
+                    break
+            seen.append(worker._quick)
+            return seen
+        finally:
+            worker.close()
+
+    assert asyncio.run(main()) == [True, False, True]
