@@ -39,7 +39,7 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -367,39 +367,34 @@ class _LazyLines:
         # A restock happens as a turn starts, so the model's turn counter after the step is its turn.
         self.turn = turn
 
-    def lines(self) -> Iterator[log_pb2.LogRecord | str]:
-        """The step's log lines, in order: records, and the action's line as its text (the
-        line of every decision, printed without building its message)."""
+    def add_lines(self, out: list[log_pb2.LogRecord | str]) -> None:
+        """Append the step's log lines to ``out``, in order: the lines of every decision and
+        deal and round end as their text (printed without building their messages), the
+        rarer ones as messages."""
         for rec in self.records:
             if type(rec) is ActionRecord:
                 taken = wire.taken_cards(rec, self.dummy) if rec.action.kind >= ActionKind.SWAP_UPCARD else ()
-                yield wire.action_event_line(
-                    rec, self.decision_id, self.latency_us, self.by_referee, self.phase, taken, self.late
+                out.append(
+                    wire.action_event_line(
+                        rec, self.decision_id, self.latency_us, self.by_referee, self.phase, taken, self.late
+                    )
                 )
             elif type(rec) is DealRecord:
-                yield wire.deal_event_to_pb(rec)
+                out.append(wire.deal_event_line(rec))
                 ante = wire.ante_event_to_pb(rec)
                 if ante is not None:
-                    yield ante
+                    out.append(ante)
             elif type(rec) is RestockRecord:
-                yield wire.restock_event_to_pb(rec, self.turn)
+                out.append(wire.restock_event_to_pb(rec, self.turn))
             elif type(rec) is ForfeitRecord:
-                yield wire.forfeit_event_to_pb(rec)
+                out.append(wire.forfeit_event_to_pb(rec))
             elif isinstance(rec, RoundResult):
                 if rec.thirty_one:
-                    yield wire.thirty_one_event_to_pb(rec)
+                    out.append(wire.thirty_one_event_to_pb(rec))
                 award = wire.pot_award_event_to_pb(rec)
                 if award is not None:
-                    yield award
-                yield wire.round_end_event_to_pb(rec)
-
-
-def _expand(items: Sequence[log_pb2.LogRecord | _LazyLines]) -> Iterator[log_pb2.LogRecord | str]:
-    for item in items:
-        if isinstance(item, _LazyLines):
-            yield from item.lines()
-        else:
-            yield item
+                    out.append(award)
+                out.append(wire.round_end_event_line(rec))
 
 
 class _Referee:
@@ -458,7 +453,13 @@ class _Referee:
         if pending:
             self._pending = []
             if self.writer is not None:
-                self.writer.write_many(_expand(pending))
+                lines: list[log_pb2.LogRecord | str] = []
+                for item in pending:
+                    if isinstance(item, _LazyLines):
+                        item.add_lines(lines)
+                    else:
+                        lines.append(item)
+                self.writer.write_many(lines)
 
     def _record(
         self,

@@ -73,7 +73,8 @@ def _bool_text(v: bool) -> str:
     return "true" if v else "false"
 
 
-def _double_text(v: float) -> str:
+def double_text(v: float) -> str:
+    """A double's JSON text as ``json_format`` prints it (``repr``; infinities and NaN as strings)."""
     if math.isinf(v):
         return '"-Infinity"' if v < 0 else '"Infinity"'
     if math.isnan(v):
@@ -105,7 +106,7 @@ class _Plan:
         self.source: list[str] = []
         self.namespace: dict[str, Any] = {
             "Q": _quote,
-            "D": _double_text,
+            "D": double_text,
             "B": _bytes_text,
             "BOOL": _bool_text,
             "INT64": _int64_text,
@@ -246,7 +247,7 @@ def _zero_text(f: FieldDescriptor) -> str:
     if t in _INT64_TYPES:
         return _int64_text(v)
     if t == FieldDescriptor.TYPE_DOUBLE:
-        return _double_text(v)
+        return double_text(v)
     if t == FieldDescriptor.TYPE_BYTES:
         return _bytes_text(v)
     raise UnsupportedField(f"{f.full_name}: field type {t} (float and group fields are not written)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
@@ -17,6 +18,7 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
+from referee import protojson
 from referee.game import (
     CALL,
     DECK,
@@ -1143,6 +1145,36 @@ _LINE_HEAD = "{" + json.dumps(log_pb2.LogRecord.DESCRIPTOR.fields_by_name["event
 _NO_PHASE = json.dumps(game_pb2.Phase.Name(game_pb2.PHASE_UNSPECIFIED))
 
 
+# The action line's pieces, keys joined to their values' text once: "key": and each field's
+# zero text (one line per decision, so no key is looked up or joined per line).
+_A_KIND = _A_KEYS["kind"]
+_A_CARD = _A_KEYS["card"]
+_A_WIDOW = _A_KEYS["widow_card"]
+_Z_A_CARD = _A_CARD + '""'
+_Z_A_WIDOW = _A_WIDOW + '""'
+_AE_SEAT = _AE_KEYS["seat"]
+_AE_ACTION = _AE_KEYS["action"]
+_AE_DRAWN = _AE_KEYS["drawn_card"]
+_AE_ID = _AE_KEYS["decision_id"]
+_AE_LATENCY = _AE_KEYS["latency_us"]
+_AE_TAKEN = _AE_KEYS["taken_cards"]
+_AE_PHASE = _AE_KEYS["phase"]
+_SET_BY_REFEREE = _AE_KEYS["by_referee"] + "true"
+_SET_LATE = _AE_KEYS["late"] + "true"
+_Z_SEAT = _AE_SEAT + "0"
+_Z_DRAWN = _AE_DRAWN + '""'
+_Z_ID = _AE_ID + '"0"'
+_Z_LATENCY = _AE_LATENCY + "0"
+_Z_BY_REFEREE = _AE_KEYS["by_referee"] + "false"
+_Z_TAKEN = _AE_TAKEN + "[]"
+_Z_PHASE = _AE_PHASE + _NO_PHASE
+_EV_ROUND = _EV_KEYS["round"]
+_EV_TURN = _EV_KEYS["turn"]
+_EV_ACTION = _EV_KEYS["action"]
+_Z_ROUND = _EV_ROUND + "0"
+_Z_TURN = _EV_TURN + "0"
+
+
 def action_event_line(
     rec: ActionRecord,
     decision_id: int,
@@ -1155,69 +1187,230 @@ def action_event_line(
     """:func:`action_event_to_pb`'s record as its log line (``referee.log.encode_record`` of
     it, byte for byte), without building the message."""
     action = rec.action
-    k = _A_KEYS
-    parts = [k["kind"] + _KIND_JSON[action.kind]]
-    zeros = []
-    if action.card is not None:
-        parts.append(k["card"] + _CARD_JSON[action.card])
+    cj = _CARD_JSON
+    # Action: kind (1, never the zero value), card (2), widow_card (3).
+    card = action.card
+    widow = action.widow_card
+    if card is not None:
+        if widow is not None:
+            action_json = "{" + _A_KIND + _KIND_JSON[action.kind] + ", " + _A_CARD + cj[card] + ", " + _A_WIDOW + cj[widow] + "}"
+        else:
+            action_json = "{" + _A_KIND + _KIND_JSON[action.kind] + ", " + _A_CARD + cj[card] + ", " + _Z_A_WIDOW + "}"
+    elif widow is not None:
+        action_json = "{" + _A_KIND + _KIND_JSON[action.kind] + ", " + _A_WIDOW + cj[widow] + ", " + _Z_A_CARD + "}"
     else:
-        zeros.append(k["card"] + '""')
-    if action.widow_card is not None:
-        parts.append(k["widow_card"] + _CARD_JSON[action.widow_card])
-    else:
-        zeros.append(k["widow_card"] + '""')
-    action_json = "{" + ", ".join(parts + zeros) + "}"
+        action_json = "{" + _A_KIND + _KIND_JSON[action.kind] + ", " + _Z_A_CARD + ", " + _Z_A_WIDOW + "}"
 
-    k = _AE_KEYS
-    parts = []
-    zeros = []
-    if rec.seat:
-        parts.append(k["seat"] + str(rec.seat))
+    # ActionEvent: the set fields in number order, then the unset ones at zero.
+    seat = rec.seat
+    if seat:
+        parts = [_AE_SEAT + str(seat), _AE_ACTION + action_json]
+        zeros = []
     else:
-        zeros.append(k["seat"] + "0")
-    parts.append(k["action"] + action_json)
+        parts = [_AE_ACTION + action_json]
+        zeros = [_Z_SEAT]
     if rec.card is not None and action.kind in _DRAW_KINDS:
-        parts.append(k["drawn_card"] + _CARD_JSON[rec.card])
+        parts.append(_AE_DRAWN + cj[rec.card])
     else:
-        zeros.append(k["drawn_card"] + '""')
+        zeros.append(_Z_DRAWN)
     if decision_id:
-        parts.append(k["decision_id"] + '"' + str(decision_id) + '"')
+        parts.append(_AE_ID + '"' + str(decision_id) + '"')
     else:
-        zeros.append(k["decision_id"] + '"0"')
-    latency = min(latency_us, _MAX_UINT32)
+        zeros.append(_Z_ID)
+    latency = latency_us if latency_us < _MAX_UINT32 else _MAX_UINT32
     if latency:
-        parts.append(k["latency_us"] + str(latency))
+        parts.append(_AE_LATENCY + str(latency))
     else:
-        zeros.append(k["latency_us"] + "0")
+        zeros.append(_Z_LATENCY)
     if by_referee:
-        parts.append(k["by_referee"] + "true")
+        parts.append(_SET_BY_REFEREE)
     else:
-        zeros.append(k["by_referee"] + "false")
+        zeros.append(_Z_BY_REFEREE)
     if taken:
-        parts.append(k["taken_cards"] + "[" + ", ".join([_CARD_JSON[c] for c in taken]) + "]")
+        parts.append(_AE_TAKEN + "[" + ", ".join([cj[c] for c in taken]) + "]")
     else:
-        zeros.append(k["taken_cards"] + "[]")
+        zeros.append(_Z_TAKEN)
     if phase is not None:
-        parts.append(k["phase"] + _PHASE_JSON[phase])
+        parts.append(_AE_PHASE + _PHASE_JSON[phase])
     else:
-        zeros.append(k["phase"] + _NO_PHASE)
+        zeros.append(_Z_PHASE)
     if late:
-        parts.append(k["late"] + "true")
-    event_json = "{" + ", ".join(parts + zeros) + "}"
+        parts.append(_SET_LATE)
+    if zeros:
+        parts += zeros
+    event_json = "{" + ", ".join(parts) + "}"
 
+    # LogEvent: round (1), turn (2), the action (5).
+    round_no = rec.round_no
+    turn = rec.turn
+    if round_no:
+        if turn:
+            body = _EV_ROUND + str(round_no) + ", " + _EV_TURN + str(turn) + ", " + _EV_ACTION + event_json
+        else:
+            body = _EV_ROUND + str(round_no) + ", " + _EV_ACTION + event_json + ", " + _Z_TURN
+    elif turn:
+        body = _EV_TURN + str(turn) + ", " + _EV_ACTION + event_json + ", " + _Z_ROUND
+    else:
+        body = _EV_ACTION + event_json + ", " + _Z_ROUND + ", " + _Z_TURN
+    return _LINE_HEAD + body + "}}"
+
+
+_DEAL_KEYS = _keys(log_pb2.DealEvent.DESCRIPTOR)
+_HAND_KEYS = _keys(log_pb2.Hand.DESCRIPTOR)
+_RE_KEYS = _keys(log_pb2.RoundEndEvent.DESCRIPTOR)
+_SV_KEYS = _keys(log_pb2.SeatValue.DESCRIPTOR)
+_SC_KEYS = _keys(log_pb2.SeatCount.DESCRIPTOR)
+_END_JSON = {e: json.dumps(log_pb2.RoundEndReason.Name(v)) for e, v in _END_TO_PB.items()}
+
+
+def _cards_json(cards: Iterable[Card]) -> str:
+    c = _CARD_JSON
+    return "[" + ", ".join([c[x] for x in cards]) + "]"
+
+
+def _ints_json(values: Iterable[int]) -> str:
+    return "[" + ", ".join([str(v) for v in values]) + "]"
+
+
+def _event_line(round_no: int, turn: int, key: str, payload_json: str) -> str:
+    # LogEvent: round (1) and turn (2) first when set, the payload (a message, so always
+    # there), then round and turn at zero.
     k = _EV_KEYS
     parts = []
     zeros = []
-    if rec.round_no:
-        parts.append(k["round"] + str(rec.round_no))
+    if round_no:
+        parts.append(k["round"] + str(round_no))
     else:
         zeros.append(k["round"] + "0")
-    if rec.turn:
-        parts.append(k["turn"] + str(rec.turn))
+    if turn:
+        parts.append(k["turn"] + str(turn))
     else:
         zeros.append(k["turn"] + "0")
-    parts.append(k["action"] + event_json)
+    parts.append(k[key] + payload_json)
     return _LINE_HEAD + ", ".join(parts + zeros) + "}}"
+
+
+def deal_event_line(rec: DealRecord) -> str:
+    """:func:`deal_event_to_pb`'s line (``referee.log.encode_record`` of it, byte for byte),
+    without building the message (one a round, the longest line after the header)."""
+    k = _DEAL_KEYS
+    parts = []
+    zeros = []
+    if rec.dealer:
+        parts.append(k["dealer"] + str(rec.dealer))
+    else:
+        zeros.append(k["dealer"] + "0")
+    if rec.deck:
+        parts.append(k["deck"] + _cards_json(rec.deck))
+    else:
+        zeros.append(k["deck"] + "[]")
+    hk = _HAND_KEYS
+    # Hand: the seat (1) is set unless 0, its cards (2) are never empty (empty hands are not written).
+    hands = [
+        "{" + hk["seat"] + str(s) + ", " + hk["cards"] + _cards_json(h) + "}"
+        if s
+        else "{" + hk["cards"] + _cards_json(h) + ", " + hk["seat"] + "0}"
+        for s, h in enumerate(rec.hands)
+        if h
+    ]
+    if hands:
+        parts.append(k["hands"] + "[" + ", ".join(hands) + "]")
+    else:
+        zeros.append(k["hands"] + "[]")
+    if rec.upcard is not None:
+        parts.append(k["upcard"] + _CARD_JSON[rec.upcard])
+    else:
+        zeros.append(k["upcard"] + '""')
+    for name, cards in (("dummy", rec.dummy), ("widow", rec.widow)):
+        if cards:
+            parts.append(k[name] + _cards_json(cards))
+        else:
+            zeros.append(k[name] + "[]")
+    return _event_line(rec.round_no, 0, "deal", "{" + ", ".join(parts + zeros) + "}")
+
+
+def round_end_event_line(r: RoundResult) -> str:
+    """:func:`round_end_event_to_pb`'s line (``referee.log.encode_record`` of it, byte for
+    byte), without building the message."""
+    k = _RE_KEYS
+    parts = []
+    zeros = []
+    # RoundEnd has no member for the zero value: the reason is always set.
+    parts.append(k["reason"] + _END_JSON[r.end])
+    if r.knocker is not None:  # optional: present when set, even at 0
+        parts.append(k["knocker"] + str(r.knocker))
+    if r.thirty_one:
+        parts.append(k["thirty_one_seats"] + _ints_json(r.thirty_one))
+    else:
+        zeros.append(k["thirty_one_seats"] + "[]")
+    if r.values:
+        vk = _SV_KEYS
+        values = []
+        for s, v in sorted(r.values.items()):
+            head = []
+            tail = []
+            if s:
+                head.append(vk["seat"] + str(s))
+            else:
+                tail.append(vk["seat"] + "0")
+            v = float(v)
+            if v != 0.0 or math.copysign(1.0, v) < 0:  # proto3 keeps -0.0 as set
+                head.append(vk["value"] + protojson.double_text(v))
+            else:
+                tail.append(vk["value"] + "0.0")
+            cards = r.hands[s]
+            if cards:
+                head.append(vk["cards"] + _cards_json(cards))
+            else:
+                tail.append(vk["cards"] + "[]")
+            values.append("{" + ", ".join(head + tail) + "}")
+        parts.append(k["values"] + "[" + ", ".join(values) + "]")
+    else:
+        zeros.append(k["values"] + "[]")
+    if r.lives_lost:
+        parts.append(k["lives_lost"] + _seat_counts_json(sorted(r.lives_lost.items())))
+    else:
+        zeros.append(k["lives_lost"] + "[]")
+    for name, ints in (("tokens_after", r.tokens_after), ("eliminated", r.eliminated)):
+        if ints:
+            parts.append(k[name] + _ints_json(ints))
+        else:
+            zeros.append(k[name] + "[]")
+    if r.sudden_death:
+        parts.append(k["sudden_death"] + "true")
+    else:
+        zeros.append(k["sudden_death"] + "false")
+    if r.winners:
+        parts.append(k["pot_winners"] + _ints_json(r.winners))
+    else:
+        zeros.append(k["pot_winners"] + "[]")
+    if r.high_card_tie_break:
+        parts.append(k["high_card_tie_break"] + "true")
+    else:
+        zeros.append(k["high_card_tie_break"] + "false")
+    if r.chips_after:
+        parts.append(k["chips_after"] + _ints_json(r.chips_after))
+    else:
+        zeros.append(k["chips_after"] + "[]")
+    return _event_line(r.round_no, r.turns, "round_end", "{" + ", ".join(parts + zeros) + "}")
+
+
+def _seat_counts_json(items: Iterable[tuple[int, int]]) -> str:
+    sk = _SC_KEYS
+    out = []
+    for s, n in items:
+        head = []
+        tail = []
+        if s:
+            head.append(sk["seat"] + str(s))
+        else:
+            tail.append(sk["seat"] + "0")
+        if n:
+            head.append(sk["count"] + str(n))
+        else:
+            tail.append(sk["count"] + "0")
+        out.append("{" + ", ".join(head + tail) + "}")
+    return "[" + ", ".join(out) + "]"
 
 
 def action_record_from_pb(round_no: int, turn: int, msg: log_pb2.ActionEvent) -> ActionRecord:

@@ -143,6 +143,35 @@ def _check_unix_path(path: Path) -> None:
 # ---------------------------------------------------------------- running bot code
 
 
+#: How long the event loop waits, blocked, for a call on the bot's thread before it awaits
+#: it instead. Most answers come well within it and are then taken straight from the thread,
+#: without waking the loop through its self-pipe and scheduling a task step (together about
+#: as much CPU as the rest of the SDK's work on a decision); a slower call costs the loop at
+#: most this long, so other streams, health checks and SIGTERM wait no more than that. A bot
+#: whose last call was slower than that is awaited at once (the loop never blocked for it)
+#: until it answers a call quickly again.
+QUICK_WAIT_S = 0.002
+
+
+class _Call:
+    """One call handed to a :class:`_Worker`: the function, and its outcome once done."""
+
+    __slots__ = ("exc", "fn", "fut", "loop", "ready", "result", "took")
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+        self.result: Any = None
+        self.exc: BaseException | None = None
+        #: Seconds the function ran, on the bot's thread.
+        self.took = 0.0
+        # Held until the call is done: the loop's quick wait acquires it.
+        self.ready = threading.Lock()
+        self.ready.acquire()
+        # Set when the loop stopped waiting and awaits the call instead.
+        self.fut: asyncio.Future[Any] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+
 class _Worker:
     """A daemon thread that runs one bot instance's calls in order.
 
@@ -150,36 +179,60 @@ class _Worker:
     """
 
     def __init__(self, name: str, lock: threading.Lock | None) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], asyncio.Future[Any], asyncio.AbstractEventLoop] | None]
-        self._jobs = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._lock = lock
+        # Guards the hand-over of a call's outcome between the thread and the loop.
+        self._state = threading.Lock()
+        # Whether the bot's last call was quick: then the next one is waited for, blocked.
+        self._quick = True
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
     async def call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` on the worker thread and wait for its result (or exception)."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[T] = loop.create_future()
-        self._jobs.put((fn, fut, loop))
-        return await fut
+        """Run ``fn`` on the worker thread and wait for its result (or exception): blocked
+        for up to :data:`QUICK_WAIT_S`, then awaiting it (the loop free meanwhile)."""
+        call = _Call(fn)
+        self._jobs.put(call)
+        if not (self._quick and call.ready.acquire(timeout=QUICK_WAIT_S)):
+            fut: asyncio.Future[T] | None = None
+            with self._state:
+                # Done before here (between the timeout and the lock, or at once when not
+                # waited for): the thread has not seen a future.
+                if not call.ready.acquire(blocking=False):
+                    loop = asyncio.get_running_loop()
+                    fut = loop.create_future()
+                    call.loop, call.fut = loop, fut
+            if fut is not None:
+                self._quick = False  # until it answers quickly again
+                result = await fut
+                self._quick = call.took < QUICK_WAIT_S / 2
+                return result
+        self._quick = call.took < QUICK_WAIT_S / 2
+        if call.exc is not None:
+            raise call.exc
+        return call.result  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Let the thread end once its current call (if any) returns."""
         self._jobs.put(None)
 
     def _loop(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            fn, fut, loop = job
+        while (call := self._jobs.get()) is not None:
+            t0 = time.perf_counter()
             try:
                 if self._lock is not None:
                     with self._lock:
-                        result = fn()
+                        call.result = call.fn()
                 else:
-                    result = fn()
+                    call.result = call.fn()
             except BaseException as e:  # handed to the stream, which reports it
-                _resolve(loop, fut, None, e)
-            else:
-                _resolve(loop, fut, result, None)
+                call.exc = e
+            call.took = time.perf_counter() - t0
+            with self._state:
+                call.ready.release()
+                fut, loop = call.fut, call.loop
+            if fut is not None and loop is not None:
+                _resolve(loop, fut, call.result, call.exc)
 
 
 def _resolve(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:

@@ -29,9 +29,12 @@ from referee.game import (
     ActionKind,
     ActionRecord,
     Card,
+    DealRecord,
     Match,
     Observation,
     Phase,
+    RoundEnd,
+    RoundResult,
     Rules,
 )
 from referee.log import encode_record, replay_log
@@ -239,6 +242,8 @@ def test_matches_of_every_variant_write_json_format_bytes_and_verify(
             # The old way: every line a message, printed by json_format.
             m.setattr(log_module, "encode_record", reference)
             m.setattr(wire, "action_event_line", wire.action_event_to_pb)
+            m.setattr(wire, "deal_event_line", wire.deal_event_to_pb)
+            m.setattr(wire, "round_end_event_line", wire.round_end_event_to_pb)
             asyncio.run(_play(rules, seed, old, policy))
         assert new.read_bytes() == old.read_bytes()
         assert check_log(new) > 2
@@ -301,3 +306,90 @@ def test_the_action_line_is_the_records_line(
     args = (rec, decision_id, latency_us, by_referee, phase if with_phase else None, taken, late)
     line = wire.action_event_line(*args)
     assert line == reference(wire.action_event_to_pb(*args))
+
+
+# ---------------------------------------------------------------- the deal and round-end lines, printed directly
+
+
+def _round_records() -> tuple[list[DealRecord], list[RoundResult]]:
+    """The deals and round results of random matches of every variant, forfeits included
+    (a round abandoned, seats out with empty hands)."""
+    deals: list[DealRecord] = []
+    ends: list[RoundResult] = []
+    for rules in _VARIANTS.values():
+        for seed in range(3):
+            rng = random.Random(seed)
+            m = Match(rng.randint(2, 5), rules, seed=seed)
+            while not m.is_over:
+                if seed == 2 and rng.random() < 0.05:
+                    m.forfeit(m.current, "a test")
+                else:
+                    obs = m.observation(m.current)
+                    m.apply_unchecked(KNOCK if m.turn > 30 and KNOCK in obs.legal_actions else rng.choice(obs.legal_actions))
+                for r in m.take_records():
+                    if isinstance(r, DealRecord):
+                        deals.append(r)
+                    elif isinstance(r, RoundResult):
+                        ends.append(r)
+    return deals, ends
+
+
+DEALS, ROUND_ENDS = _round_records()
+
+
+def test_the_records_cover_what_the_lines_can_hold() -> None:
+    assert any(d.dummy for d in DEALS) and any(d.widow for d in DEALS) and any(d.upcard is None for d in DEALS)
+    assert any(not h for d in DEALS for h in d.hands)  # a seat out
+    assert {r.end for r in ROUND_ENDS} >= {RoundEnd.KNOCK, RoundEnd.ABANDONED}
+    assert any(r.knocker == 0 for r in ROUND_ENDS) and any(r.knocker is None for r in ROUND_ENDS)
+    assert any(r.chips_after for r in ROUND_ENDS) and any(r.winners for r in ROUND_ENDS)
+    assert any(r.lives_lost for r in ROUND_ENDS) and any(r.eliminated for r in ROUND_ENDS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pick=st.integers(0, len(DEALS) - 1), round_no=st.sampled_from([None, 0, 1, 2**32 - 1]), dealer=st.sampled_from([None, 0, 3]))
+def test_the_deal_line_is_the_records_line(pick: int, round_no: int | None, dealer: int | None) -> None:
+    rec = DEALS[pick]
+    if round_no is not None:
+        rec = rec._replace(round_no=round_no)
+    if dealer is not None:
+        rec = rec._replace(dealer=dealer)
+    assert wire.deal_event_line(rec) == reference(wire.deal_event_to_pb(rec))
+
+
+def test_a_deal_with_nothing_in_it_prints_its_zero_values() -> None:
+    rec = DealRecord(0, 0, (), ((), ()), None)
+    assert wire.deal_event_line(rec) == reference(wire.deal_event_to_pb(rec))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pick=st.integers(0, len(ROUND_ENDS) - 1),
+    round_turns=st.sampled_from([None, (0, 0), (1, 0), (0, 7), (2**32 - 1, 2**32 - 1)]),
+    knocker=st.sampled_from(["keep", None, 0, 4]),
+    flags=st.sampled_from([None, (True, False), (False, True), (True, True)]),
+    value=st.sampled_from([None, 0.0, -0.0, 0, 21, 30.5, 31.0, float("inf")]),
+    lives=st.sampled_from([None, {}, {0: 0}, {0: 1, 3: 2}]),
+)
+def test_the_round_end_line_is_the_records_line(
+    pick: int,
+    round_turns: tuple[int, int] | None,
+    knocker: int | str | None,
+    flags: tuple[bool, bool] | None,
+    value: float | None,
+    lives: dict[int, int] | None,
+) -> None:
+    r = ROUND_ENDS[pick]
+    if round_turns is not None:
+        r = r._replace(round_no=round_turns[0], turns=round_turns[1])
+    if knocker != "keep":
+        r = r._replace(knocker=knocker)
+    if flags is not None:
+        r = r._replace(sudden_death=flags[0], high_card_tie_break=flags[1])
+    if value is not None and r.values:
+        # A value of every kind the double field can hold, on the first seat listed.
+        first = min(r.values)
+        r = r._replace(values={**r.values, first: value})
+    if lives is not None:
+        r = r._replace(lives_lost=lives)
+    assert wire.round_end_event_line(r) == reference(wire.round_end_event_to_pb(r))

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,6 +222,28 @@ def test_sigterm_mid_match_ends_within_the_grace_period() -> None:
         stream.cancel()
     finally:
         bot.close()
+
+
+def test_a_bot_stuck_in_act_still_answers_health_checks_and_sigterm() -> None:
+    # The bot thinks on its own thread, never on the server's event loop: while it is stuck
+    # the server answers, and SIGTERM stops it once the grace is over (not when act returns).
+    with tempfile.TemporaryDirectory(prefix="31marks", dir="/tmp") as marks:
+        bot = start_bot(
+            [sys.executable, str(FIXTURE_BOTS), "--grace", "0.5"],
+            env={"FIXTURE_BOT": "slow", "SLOW_S": "600", "SLOW_MARKS": marks},
+        )
+        try:
+            m = Match(2, Rules(), seed=4)
+            stream = SeatStream(bot.stub, wire.MatchInfo("stuck", m.current, 2, m.rules, TC), timeout=700)
+            stream.send(wire.decision_request(m.observation(m.current), 1, 1000, 0))
+            wait_for_path(Path(marks) / "act-1")
+            assert bot.health("") == SERVING
+            # Well inside the 600 s the bot would go on thinking for.
+            assert bot.terminate(timeout=120) == 0
+            assert not bot.socket.exists()
+            stream.cancel()
+        finally:
+            bot.close()
 
 
 def test_every_sample_bot_serves() -> None:
