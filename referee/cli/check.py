@@ -44,6 +44,7 @@ from referee.cli.options import (
     bot_limits,
     load_rules,
 )
+from referee.cli.stopping import ctrl_c_interrupts
 from referee.faults import BotError
 from referee.game import PRESETS, Rules, RulesError
 from referee.text import plural
@@ -199,7 +200,8 @@ def check_bot_command(
         if not as_json:
             out.print(result_line(result), highlight=False, soft_wrap=True)
 
-    with asyncio.Runner() as runner:
+    # Ctrl-C stops the check (asyncio.Runner cancels it) even where SIGINT was inherited ignored.
+    with ctrl_c_interrupts(), asyncio.Runner() as runner:
         try:
             report = runner.run(
                 check_bot(

@@ -261,9 +261,12 @@ def match_command(
         show_log()
         status.update(f"round {r.round_no} done; playing...")
 
-    # Ctrl-C cancels the match's task, as asyncio.Runner's own handler would, and is also
-    # remembered: a cancellation that lands as the task is finishing can be lost, and a
-    # match that then ran to its end must still end as interrupted (exit 130).
+    # Ctrl-C cancels the match's task through a handler of our own, not asyncio.Runner's:
+    # the Runner installs its handler only where it finds Python's default one, so in a
+    # process started with SIGINT ignored (`thirtyone match ... &` from a script or a CI
+    # job) Ctrl-C was dropped and the match played out to exit 0. A second Ctrl-C while the
+    # first one's cleanup is under way is ignored; one that comes once the match is over
+    # leaves it over (its result is shown).
     interrupted = False
     main_task: asyncio.Task[object] | None = None  # the match's, once it runs
 
@@ -296,8 +299,6 @@ def match_command(
     with status, asyncio.Runner() as runner:
         try:
             outcome = runner.run(play())
-            if interrupted:
-                raise KeyboardInterrupt
         except BotError as e:
             drop_empty_log()
             _fail(str(e), code=1)

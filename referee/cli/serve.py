@@ -14,6 +14,7 @@ from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.options import check_numbers
 from referee.cli.standings_view import standings_json
+from referee.cli.stopping import ctrl_c_interrupts
 from referee.game.errors import shown
 from referee.text import plural
 from referee.tournament.schedule import HELD_BACK
@@ -79,7 +80,8 @@ def serve_command(
     if not no_open:
         webbrowser.open(server.url)
     try:
-        server.serve_forever()
+        with ctrl_c_interrupts():  # also where SIGINT was inherited ignored (a job started with &)
+            server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:

@@ -34,6 +34,24 @@ def signals_stop() -> Iterator[None]:
             signal.signal(s, h)
 
 
+@contextmanager
+def ctrl_c_interrupts() -> Iterator[None]:
+    """Within the block, Ctrl-C (SIGINT) raises KeyboardInterrupt, as in a process started the
+    usual way; the handler is restored after.
+
+    A process started with SIGINT ignored (``thirtyone ... &`` from a script or a CI job: a
+    shell without job control starts background commands so) keeps it ignored, and then
+    ``asyncio.Runner``, which turns Ctrl-C into a cancellation of its main task only when it
+    finds Python's own handler in place, installs nothing: the signal is dropped and the run
+    plays on. A command that asks for Ctrl-C to stop it puts the handler back first.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def exit_code(e: KeyboardInterrupt) -> int:
     """The exit status for a stop: 130 for Ctrl-C, 143 for SIGTERM."""
     return e.code if isinstance(e, Stopped) else 130

@@ -2,7 +2,7 @@
 
 :class:`Arena` runs the CLI the way a user does (``sys.executable``, never a bare
 ``python``), serves on a free port, and waits for events by polling with a generous
-deadline (:func:`poll_until`), never a fixed sleep.
+deadline (:func:`tests.polling.poll_until`), never a fixed sleep.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -27,28 +26,16 @@ from referee.bots.sandbox import probe
 from referee.ladder.accounts import add_user
 from referee.ladder.loop import Ladder
 from referee.ladder.store import ArenaStore
+from tests.polling import alive, poll_until
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_bots"
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 #: The sandbox where the machine has one (CI installs bubblewrap); off elsewhere.
 SANDBOX = "on" if probe().available else "off"
-T = TypeVar("T")
 #: Set in the environment of a served arena (and so of all it starts): how :meth:`Arena.started`
 #: finds a process whose parent is gone.
 MARKER = "THIRTYONE_TEST_ARENA"
-
-
-def poll_until(what: str, check: Callable[[], T | None], timeout_s: float = 120.0, every_s: float = 0.2) -> T:
-    """Ask ``check`` until it returns something other than None or False; fail naming ``what``."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last is not None and last is not False:
-            return last
-        time.sleep(every_s)
-    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what} (last seen: {last!r})")
 
 
 def run_ladder_until(ladder: Ladder, what: str, done: Callable[[], object], timeout_s: float = 300.0) -> None:
@@ -57,7 +44,7 @@ def run_ladder_until(ladder: Ladder, what: str, done: Callable[[], object], time
 
     def watch() -> None:
         try:
-            poll_until(what, lambda: done() or None, timeout_s=timeout_s)
+            poll_until(what, done, timeout_s=timeout_s, interval_s=0.2)
         finally:
             ladder.stopping.set()
 
@@ -101,15 +88,6 @@ def descendants(pid: int) -> set[int]:
                 out.add(c)
                 todo.append(c)
     return out
-
-
-def alive(pid: int) -> bool:
-    """Whether a process exists (and is not a zombie)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @dataclass
@@ -163,7 +141,7 @@ class Arena:
         try:
             # A busy machine (a CI runner under load) can take minutes to import the service
             # and bind the port; only an exit or an overall 300 s fails the start.
-            poll_until("the service to answer", self._answers, timeout_s=300)
+            poll_until("the service to answer", self._answers, timeout_s=300, interval_s=0.2)
         except BaseException:
             self.kill()
             raise
@@ -208,7 +186,7 @@ class Arena:
                     os.kill(p, signal.SIGKILL)
             self.proc.poll()
             with contextlib.suppress(AssertionError):  # the next turn kills what is left
-                poll_until("every process of the killed service to be gone", lambda: not self.started(), timeout_s=60)
+                poll_until("every process of the killed service to be gone", lambda: not self.started(), timeout_s=60, interval_s=0.2)
         if left := self.started():
             raise AssertionError(f"processes of the killed service still run: {sorted(left)}")
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -236,7 +214,7 @@ class Arena:
             below = self.started()
             self.proc.send_signal(sig)
             code = self.proc.wait(timeout=120)
-            poll_until("every process the service started to be gone", lambda: not any(alive(p) for p in below), timeout_s=120)
+            poll_until("every process the service started to be gone", lambda: not any(alive(p) for p in below), timeout_s=120, interval_s=0.2)
         finally:
             self.kill()
         return code

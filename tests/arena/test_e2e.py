@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.arena.conftest import SAMPLES, Arena, cli, poll_until
+from tests.arena.conftest import SAMPLES, Arena, cli
+from tests.polling import poll_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -78,8 +79,8 @@ def test_two_users_upload_play_read_their_logs_and_verify_a_download(arena_facto
         assert v["status"] != "rejected", v["reason"]
         return v if v["status"] == "active" else None
 
-    alice_v = poll_until("alice's version to validate", lambda: active("alice"), timeout_s=600)
-    bob_v = poll_until("bob's version to validate", lambda: active("bob"), timeout_s=600)
+    alice_v = poll_until("alice's version to validate", lambda: active("alice"), timeout_s=600, interval_s=0.2)
+    bob_v = poll_until("bob's version to validate", lambda: active("bob"), timeout_s=600, interval_s=0.2)
     assert "rando.v1" in cli("remote", "status", env=envs["bob"]).stdout
 
     def board_moved() -> list[dict[str, object]] | None:
@@ -87,7 +88,7 @@ def test_two_users_upload_play_read_their_logs_and_verify_a_download(arena_facto
         played = [r for r in rows if int(r["matches"]) >= 2]
         return rows if len(played) == 2 and any(r["mu"] != 25.0 for r in rows) else None
 
-    poll_until("the leaderboard to move", board_moved, timeout_s=600, every_s=1.0)
+    poll_until("the leaderboard to move", board_moved, timeout_s=600, interval_s=1.0)
     rows = json.loads(cli("remote", "standings", "--json", env=envs["carol"]).stdout)["standings"]
     assert {r["label"] for r in rows} == {"greedy.v1", "rando.v1"}
     assert "greedy.v1" in cli("remote", "standings", env=envs["alice"]).stdout
@@ -96,7 +97,7 @@ def test_two_users_upload_play_read_their_logs_and_verify_a_download(arena_facto
         ms = arena.api("GET", "/api/v1/matches", params={"bot": "greedy", "status": "done"}).json()
         return next((m for m in ms if "log" in m), None)
 
-    match = poll_until("a deal with every rotation finished", finished_deal, timeout_s=600, every_s=1.0)
+    match = poll_until("a deal with every rotation finished", finished_deal, timeout_s=600, interval_s=1.0)
     key = str(match["key"])
     assert key in cli("remote", "matches", "--bot", "rando", "--limit", "500", env=envs["bob"]).stdout
 

@@ -25,7 +25,8 @@ from referee.ladder.loop import RAY_BATCH_TABLES
 from referee.ladder.store import ArenaStore, LadderMatch, match_key
 from referee.ladder.uploads import accept_upload
 from referee.tournament.ray_executor import WORKER_DIR_PREFIX, ray_available
-from tests.arena.conftest import SAMPLES, Arena, make_arena, poll_until
+from tests.arena.conftest import SAMPLES, Arena, make_arena
+from tests.polling import poll_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -101,7 +102,7 @@ def _compare(tmp_path: Path, ray_tmp: Path) -> None:
         arena = Arena(folder)
         arena.serve(*args)
         try:
-            poll_until(f"the first {TABLES} tables to finish ({how})", lambda a=arena: _tables_done(a), timeout_s=600, every_s=1.0)
+            poll_until(f"the first {TABLES} tables to finish ({how})", lambda a=arena: _tables_done(a), timeout_s=600, interval_s=1.0)
         finally:
             arena.stop()
         played[how] = _played(folder)

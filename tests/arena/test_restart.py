@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.arena.conftest import SAMPLES, Arena, alive, cli, descendants, poll_until
+from tests.arena.conftest import SAMPLES, Arena, cli, descendants
+from tests.polling import alive, poll_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -38,7 +39,7 @@ def test_kill_9_mid_ladder_then_restart_loses_and_repeats_nothing(arena_factory,
         with _db(arena) as c:
             return int(c.execute("SELECT count(*) FROM matches WHERE status = 'done'").fetchone()[0])
 
-    poll_until("a few finished matches", lambda: done() >= 4, timeout_s=900, every_s=0.5)
+    poll_until("a few finished matches", lambda: done() >= 4, timeout_s=900, interval_s=0.5)
     # A third upload, queued or being validated when the service dies.
     shutil.copy(SAMPLES / "greedy.py", tmp_path / "late.py")
     assert arena.api("POST", "/api/v1/versions", "alice", params={"filename": "late.py"}, content=(tmp_path / "late.py").read_bytes()).status_code == 201
@@ -52,7 +53,7 @@ def test_kill_9_mid_ladder_then_restart_loses_and_repeats_nothing(arena_factory,
     arena.proc.wait(timeout=60)
     # (It takes seconds to validate a bot: the kill comes a few milliseconds after the upload.)
     assert late_status in ("queued", "validating")
-    poll_until("every process of the killed service to be gone", lambda: not any(alive(p) for p in below), timeout_s=120)
+    poll_until("every process of the killed service to be gone", lambda: not any(alive(p) for p in below), timeout_s=120, interval_s=0.2)
 
     _serve_in_own_group(arena)
 
@@ -60,8 +61,8 @@ def test_kill_9_mid_ladder_then_restart_loses_and_repeats_nothing(arena_factory,
         vs = [v for v in arena.api("GET", "/api/v1/versions", "alice").json() if v["bot"] == "late"]
         return vs[0]["status"] if vs and vs[0]["status"] in ("active", "rejected") else None
 
-    assert poll_until("the late upload's validation to resume", late_validated, timeout_s=900) == "active"
-    poll_until("more finished matches after the restart", lambda: done() >= len(before) + 4, timeout_s=900, every_s=0.5)
+    assert poll_until("the late upload's validation to resume", late_validated, timeout_s=900, interval_s=0.2) == "active"
+    poll_until("more finished matches after the restart", lambda: done() >= len(before) + 4, timeout_s=900, interval_s=0.5)
     arena.stop(signal.SIGTERM)
 
     with _db(arena) as c:

@@ -24,7 +24,8 @@ from referee.ladder.accounts import FailureLimiter
 from referee.ladder.errors import TooMany
 from referee.service.app import api_routes
 from referee.service.deps import access_of
-from tests.arena.conftest import SAMPLES, Arena, cli, make_arena, poll_until
+from tests.arena.conftest import SAMPLES, Arena, cli, make_arena
+from tests.polling import poll_until
 
 LIMITS = {
     "max_archive_bytes": 64 * 1024, "max_unpacked_bytes": 128 * 1024, "max_files": 50, "max_ratio": 200,
@@ -233,7 +234,7 @@ def test_every_route_with_every_kind_of_caller(arena: Arena) -> None:
         ms = arena.api("GET", "/api/v1/matches", params={"bot": "greedy"}).json()
         return next((m["key"] for m in ms if "log" in m), None)
 
-    key = poll_until("the ladder's first finished deal", alices_match, timeout_s=240, every_s=0.5)
+    key = poll_until("the ladder's first finished deal", alices_match, timeout_s=240, interval_s=0.5)
     headers = {
         "none": {}, "wrong": {"Authorization": "Bearer t31_" + "x" * 43},
         "revoked": {"Authorization": f"Bearer {arena.tokens['revoked']}"},
@@ -265,13 +266,13 @@ def test_the_validation_report_is_check_bots_steps_and_its_owners_alone(arena: A
     # A broken version of its own (the walk above may withdraw alice's junk before it is checked).
     r = arena.api("POST", "/api/v1/versions", "carol", params={"filename": "broken.py"}, content=b"raise SystemExit(3)\n")
     assert r.status_code == 201, r.text
-    junk = poll_until("the broken version's validation", lambda: settled("carol", "broken.v1"), timeout_s=300)
+    junk = poll_until("the broken version's validation", lambda: settled("carol", "broken.v1"), timeout_s=300, interval_s=0.2)
     assert junk["status"] == "rejected"
     # Each step, pass or fail, as check-bot prints it; the match did not run after a failed check.
     assert junk["report"].splitlines()[0].startswith("FAIL  "), junk["report"]
     assert "----  validation match against the random bot" in junk["report"]
     assert str(arena.folder) not in junk["report"]
-    good = poll_until("the good version's validation", lambda: settled("alice", "greedy.v1"), timeout_s=300)
+    good = poll_until("the good version's validation", lambda: settled("alice", "greedy.v1"), timeout_s=300, interval_s=0.2)
     lines = good["report"].splitlines()
     assert lines and all(ln.startswith(("PASS  ", "SKIP  ", " ")) for ln in lines), good["report"]
     assert lines[-1].startswith("PASS  validation match against the random bot")
@@ -284,7 +285,7 @@ def test_a_bots_rating_history_and_head_to_head_follow_its_matches(arena: Arena)
         v = next(v for v in arena.api("GET", "/api/v1/bots/greedy").json()["versions"] if v["label"] == "greedy.v1")
         return v if v["matches"] >= n else None
 
-    poll_until("greedy.v1's second match", lambda: played(2), timeout_s=300)
+    poll_until("greedy.v1's second match", lambda: played(2), timeout_s=300, interval_s=0.2)
     before = arena.api("GET", "/api/v1/bots/greedy/head-to-head").json()["rows"]
     # All the points (the most a response may carry): the ladder keeps playing through this
     # module's tests, and past the default 400 matches the history is thinned.

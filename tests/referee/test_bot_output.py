@@ -15,7 +15,7 @@ import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots import parse_bot_spec
 from referee.bots.process import LocalLauncher
 from referee.cli.app import app
-from tests.polling import poll_until
+from tests.polling import poll_until_async
 
 from .conftest import hostile, process_alive, wait_gone
 
@@ -60,17 +60,15 @@ def test_a_flood_of_output_is_cut_at_the_cap_and_the_bot_waits(tmp_path: Path) -
         try:
             bot.keep_output(str(kept), limit)
             go.touch()
-            await asyncio.to_thread(
-                poll_until, lambda: kept.exists() and kept.read_text().endswith(CUT_NOTE),
-                message=lambda: f"the output was never cut at the cap: {kept.stat().st_size if kept.exists() else 0} bytes",
+            await poll_until_async(
+                "the output to be cut at the cap", lambda: kept.exists() and kept.read_text().endswith(CUT_NOTE),
+                detail=lambda: f"{kept.stat().st_size if kept.exists() else 0} bytes kept",
             )  # fmt: skip
             # Past the cap the pipe is no longer read: the bot stays blocked in its write and
             # never gets to the end of its output.
             assert bot.pid is not None
-            await asyncio.to_thread(
-                poll_until, lambda: _blocked_in_pipe_write(bot.pid),  # type: ignore[arg-type]
-                message="the bot is not blocked writing into its output pipe",
-            )  # fmt: skip
+            pid = bot.pid
+            await poll_until_async("the bot to block writing into its output pipe", lambda: _blocked_in_pipe_write(pid))
             return not (tmp_path / "go.written").exists() and bot.exit_code() is None, bot.pid
         finally:
             await bot.stop(0.2)

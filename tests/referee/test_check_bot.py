@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import json
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ from referee.bots.sandbox import SandboxConfig, probe
 from referee.cli.app import app
 from referee.game import KNOCK, PASS, Phase, Pile, Rules
 from referee.timecontrol import TimeControl
-from tests.polling import wait_for_path
+from tests.polling import poll_until, wait_for_path
 
 from .conftest import hostile, pids_in, run, wait_gone
 
@@ -404,3 +405,25 @@ def test_check_bot_refuses_bad_input(args: list[str], message: str) -> None:
     result = runner.invoke(app, ["check-bot", *args])
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.stderr.split())
+
+
+def test_ctrl_c_stops_the_check_even_where_sigint_was_inherited_ignored(tmp_path: Path, pid_dir: Path) -> None:
+    # A check started with SIGINT ignored (a script's `&`, a CI job) where asyncio.Runner alone
+    # would drop Ctrl-C and check on: the signal comes once the first check is printed, while
+    # the slow bot thinks over a decision.
+    out = tmp_path / "out.txt"
+    bot = hostile("sleepy", "--sleep-ms", 1000, "--pid-dir", pid_dir)
+    code = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); from referee.cli import main; main()"
+    with open(out, "w") as f:
+        proc = subprocess.Popen([sys.executable, "-c", code, "check-bot", bot, "--sandbox", "off", "--budget-ms", "5000"],
+                                stdout=f, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        poll_until("the first check's line", lambda: out.read_text().strip(), timeout_s=300, while_=lambda: proc.poll() is None)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 130, f"{out.read_text()}\n{stderr}"
+        assert "interrupted; the bot is stopped" in stderr and "Traceback" not in stderr
+        assert wait_gone(pids_in(pid_dir)) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -108,23 +108,35 @@ def test_bot_that_cannot_start_is_exit_1_with_its_output(tmp_path: Path) -> None
     assert "Traceback" not in result.output
 
 
-def _start_referee(tmp_path: Path, pid_dir: Path) -> tuple[subprocess.Popen[str], Path]:
+#: How the referee's process finds SIGINT: as from an interactive shell (Python's own handler),
+#: or ignored, as a command started with ``&`` by a script or a CI job inherits it. Set in the
+#: referee's process itself, so that the test means the same however pytest was started.
+SIGINT_AT_START = {
+    "default": "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)",
+    "ignored": "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)",
+}
+
+
+def _start_referee(tmp_path: Path, pid_dir: Path, sigint: str = "default") -> tuple[subprocess.Popen[str], Path]:
     log = tmp_path / "slow.jsonl"
-    # Slow bots on a roomy clock: the match lasts seconds after it gets going,
-    # so that the signal always comes in the middle of it, however busy the machine.
-    bots = [hostile("sleepy", "--sleep-ms", 200, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
+    # Slow bots on a roomy clock: the match lasts many seconds after it gets going (dozens of
+    # decisions at 500 ms each), so that the signal always comes in the middle of it, however
+    # busy the machine; a stop cancels the decision under way, so it is not slowed by them.
+    bots = [hostile("sleepy", "--sleep-ms", 500, "--pid-dir", pid_dir)] * 2 + [hostile("spawner", "--pid-dir", pid_dir)]
     # Unsandboxed: these tests watch the bots' own pids, which a sandbox renumbers (the
     # sandboxed case is in test_sandbox.py).
-    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", *bots, "--log", str(log), "--seed", "8", "--sandbox", "off", "--budget-ms", "5000"]
+    code = f"{SIGINT_AT_START[sigint]}; from referee.cli import main; main()"
+    cmd = [sys.executable, "-c", code, "match", *bots, "--log", str(log), "--seed", "8", "--sandbox", "off", "--budget-ms", "5000"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # Into the match: every bot up and the log past its header and first decisions.
         poll_until(
-            lambda: len(pids_in(pid_dir)) == 4 and log.exists() and len(log.read_text().splitlines()) >= 6,
-            timeout_s=300, while_=lambda: proc.poll() is None, message="the match did not get going",
+            "the match to get going", lambda: len(pids_in(pid_dir)) == 4 and log.exists() and len(log.read_text().splitlines()) >= 6,
+            timeout_s=300, while_=lambda: proc.poll() is None,
         )  # fmt: skip
-    except AssertionError:
+    except AssertionError as e:
         proc.kill()
-        raise AssertionError(f"the match did not get going: {proc.communicate()}") from None
+        raise AssertionError(f"{e}: {proc.communicate()}") from None
     return proc, log
 
 
@@ -148,16 +160,22 @@ def test_referee_killed_with_sigkill_leaves_no_process(tmp_path: Path, pid_dir: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupted_referee_stops_cleanly(tmp_path: Path, pid_dir: Path, sig: signal.Signals, code: int) -> None:
-    proc, log = _start_referee(tmp_path, pid_dir)
+@pytest.mark.parametrize(
+    ("sig", "sigint", "code"),
+    [(signal.SIGINT, "default", 130), (signal.SIGTERM, "default", 143), (signal.SIGINT, "ignored", 130)],
+    ids=["SIGINT", "SIGTERM", "SIGINT-inherited-ignored"],
+)
+def test_interrupted_referee_stops_cleanly(tmp_path: Path, pid_dir: Path, sig: signal.Signals, sigint: str, code: int) -> None:
+    # SIGINT-inherited-ignored: a referee started with SIGINT ignored (by a script's `&`, as
+    # CI's was) still stops at Ctrl-C, where asyncio.Runner alone dropped it and played on.
+    proc, log = _start_referee(tmp_path, pid_dir, sigint)
     try:
         family = children_of(proc.pid)
         os.kill(proc.pid, sig)
         # Stopping closes three bots (SIGTERM, then SIGKILL past their grace) and writes the
         # log's footer: seconds on a quiet machine, more on a loaded one.
         _, stderr = proc.communicate(timeout=120)
-        assert proc.returncode == code, stderr
+        assert proc.returncode == code, f"the match was not stopped (its log has {len(log.read_text().splitlines())} lines):\n{stderr}"
         assert "the log up to now is in" in stderr
         assert "Traceback" not in stderr
         assert wait_gone([*family, *pids_in(pid_dir)], timeout_s=120) == []

@@ -26,6 +26,7 @@ from referee.match import (
     run_match_async,
 )
 from referee.timecontrol import TimeControl
+from tests.polling import poll_until_async
 
 from .conftest import FAST_TC, hostile, pids_in, run, wait_gone
 
@@ -388,10 +389,8 @@ def test_cancelling_a_match_writes_an_aborted_footer(tmp_path: Path) -> None:
             )
         )
         log = tmp_path / "aborted.jsonl"
-        for _ in range(200):
-            await asyncio.sleep(0.05)
-            if log.exists() and len(log.read_text().splitlines()) > 4:
-                break
+        await poll_until_async("the match to get going", lambda: log.exists() and len(log.read_text().splitlines()) > 4,
+                               while_=lambda: not task.done())  # fmt: skip
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

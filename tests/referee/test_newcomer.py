@@ -102,11 +102,14 @@ def test_a_bot_that_says_not_serving_is_refused_everywhere(tmp_path: Path) -> No
     words = "service 'thirtyone.v1.BotService': NOT_SERVING"
     # The referee gives up while the bot says NOT_SERVING: 8 s lets a loaded machine get the
     # bot's interpreter that far first (1.5 s did not, so no health answer was seen at all).
-    played = runner.invoke(app, ["match", bot, "random", "--startup-timeout", "8", "--sandbox", "off",
-                                 "--log", str(tmp_path / "m.jsonl")])  # fmt: skip
-    assert played.exit_code == 1
-    assert words in " ".join(played.stderr.split())
-    report = run(check_bot(bot, time_control=ROOMY_TC, launcher=LocalLauncher(), startup_timeout_s=8.0))
+    # The match (a process of its own) and the check wait out their limits at the same time.
+    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", bot, "random", "--startup-timeout", "8",
+           "--sandbox", "off", "--log", str(tmp_path / "m.jsonl")]  # fmt: skip
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as played:
+        report = run(check_bot(bot, time_control=ROOMY_TC, launcher=LocalLauncher(), startup_timeout_s=8.0))
+        _, stderr = played.communicate(timeout=300)
+    assert played.returncode == 1, stderr
+    assert words in " ".join(stderr.split())
     assert not report.passed
     health = next(r for r in report.results if r.key == "health")
     assert health.status == "fail" and words in health.reason

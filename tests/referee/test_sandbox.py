@@ -76,7 +76,7 @@ def host_processes_with(marker: str) -> list[int]:
 def wait_until_none(marker: str, timeout_s: float = 30.0) -> list[int]:
     """Wait until no process holds ``marker``; the ones left after ``timeout_s``."""
     with contextlib.suppress(AssertionError):
-        poll_until(lambda: not host_processes_with(marker), timeout_s=timeout_s)
+        poll_until(f"no process holding {marker}", lambda: not host_processes_with(marker), timeout_s=timeout_s)
     return host_processes_with(marker)
 
 
@@ -204,12 +204,12 @@ def test_the_referee_killed_with_its_whole_group_leaves_no_bot(tmp_path: Path) -
         start_new_session=True,
     )
     try:
-        poll_until(lambda: len(host_processes_with(unique)) >= 3, timeout_s=90, while_=lambda: referee.poll() is None,
-                   message="the bots did not start")  # fmt: skip
+        poll_until("the bots to start", lambda: len(host_processes_with(unique)) >= 3, timeout_s=90,
+                   while_=lambda: referee.poll() is None)  # fmt: skip
         # Into the match: the log has its header and the first decisions.
         log = tmp_path / "m.jsonl"
-        poll_until(lambda: log.exists() and len(log.read_bytes().splitlines()) >= 6, timeout_s=90,
-                   while_=lambda: referee.poll() is None, message="the match did not get going")  # fmt: skip
+        poll_until("the match to get going", lambda: log.exists() and len(log.read_bytes().splitlines()) >= 6,
+                   timeout_s=90, while_=lambda: referee.poll() is None)  # fmt: skip
         os.killpg(referee.pid, signal.SIGKILL)
         referee.wait()
         assert wait_until_none(unique) == []
@@ -326,7 +326,7 @@ def test_the_process_limit_stops_a_fork_bomb(tmp_path: Path) -> None:
         if cgroup is not None:
             # A cgroup can be removed once its last process has gone.
             with contextlib.suppress(AssertionError):
-                poll_until(lambda: all(not Path(f).read_text().strip() for f in cgroup.procs_files))
+                poll_until("an empty cgroup", lambda: all(not Path(f).read_text().strip() for f in cgroup.procs_files))
             cgroup.remove()
     words = r.stdout.split()
     assert words[:2] == ["stopped", "at"], (r.stdout, r.stderr)

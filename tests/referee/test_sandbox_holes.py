@@ -16,7 +16,6 @@ Each test skips only where this machine cannot sandbox (or, for cgroups, is not 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -45,7 +44,7 @@ from referee.timecontrol import TimeControl
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 from referee.tournament.submit import SubmissionError, submit
-from tests.polling import poll_until
+from tests.polling import poll_until, poll_until_async
 from tests.referee.conftest import run
 
 pytestmark = pytest.mark.skipif(not probe().available, reason=f"no sandbox on this machine: {probe().reason}")
@@ -72,10 +71,7 @@ def run_to_exit(launcher: LocalLauncher, command: str, cwd: Path, timeout_s: flo
     async def go() -> tuple[str, LocalBotProcess]:
         process = await launcher.launch(parse_bot_spec(command, cwd=cwd))
         try:
-            deadline = time.monotonic() + timeout_s
-            while process.exit_code() is None and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
-            assert process.exit_code() is not None, f"{command!r} did not finish in {timeout_s:g} s"
+            await poll_until_async(f"{command!r} to finish", lambda: process.exit_code() is not None, timeout_s=timeout_s)
             await process.output_closed(5.0)
             return process.output_tail(20000), process
         finally:
@@ -196,9 +192,7 @@ def test_everything_a_bot_can_write_is_one_capped_tmpfs(tmp_path: Path) -> None:
     async def go() -> tuple[str, bool, list[str]]:
         process = await launcher.launch(parse_bot_spec(f"{sys.executable} filler.py {cap_mb} {marker}", cwd=bot))
         try:
-            deadline = time.monotonic() + 60
-            while process.exit_code() is None and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
+            await poll_until_async("the filler to finish", lambda: process.exit_code() is not None, timeout_s=120)
             await process.output_closed(5.0)
             socket_dir = os.path.dirname(process.address.removeprefix("unix://"))
             on_disk = [str(p) for p in (tmp_path / "run").rglob(f"{marker}*")]
@@ -324,7 +318,7 @@ def test_the_cgroups_a_killed_run_left_are_removed_by_the_next_launcher(tmp_path
         # Another test's launcher, in another xdist worker, may remove these leftovers first
         # (every launcher does): a cgroup that holds a process cannot be removed, so one that
         # is gone was empty.
-        poll_until(lambda: not any(_members(p) for p in procs), timeout_s=60, message="the bot outlived its killed referee")
+        poll_until("the bot to die with its killed referee", lambda: not any(_members(p) for p in procs), timeout_s=60)
         # Someone else's cgroup named after the dead referee stays; one named as an older
         # referee named them (no namespace) goes, being empty.
         parent = Path(dirs[-1]).parent

@@ -64,7 +64,7 @@ class BotProcess:
                 return False
 
         try:
-            poll_until(serving, timeout_s=READY_TIMEOUT_S, while_=lambda: self.proc.poll() is None, message="bot not SERVING")
+            poll_until("the bot to be SERVING", serving, timeout_s=READY_TIMEOUT_S, while_=lambda: self.proc.poll() is None)
         except AssertionError:
             if self.proc.poll() is not None:
                 raise AssertionError(f"bot exited with {self.proc.returncode}: {self.stderr()}") from None

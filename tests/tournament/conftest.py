@@ -233,7 +233,7 @@ def processes_in(folder: Path) -> list[str]:
 def wait_no_process_in(folder: Path, timeout_s: float = 30.0) -> list[str]:
     """Wait until no process works in ``folder``; those left at the timeout."""
     with suppress(AssertionError):
-        poll_until(lambda: not processes_in(folder), timeout_s=timeout_s)
+        poll_until(f"no process in {folder}", lambda: not processes_in(folder), timeout_s=timeout_s)
     return processes_in(folder)
 
 
@@ -332,8 +332,8 @@ def wait_for_matches(proc: subprocess.Popen[bytes], folder: Path, at_least: int,
 
     try:
         return poll_until(
-            recorded, timeout_s=120, interval_s=0.02, while_=lambda: proc.poll() is None,
-            message=lambda: f"the run did not record {at_least} matches while it ran:\n{out.read_text()}",
+            f"the run to record {at_least} matches", recorded, timeout_s=120, interval_s=0.02,
+            while_=lambda: proc.poll() is None, detail=lambda: f"its output:\n{out.read_text()}",
         )  # fmt: skip
     except AssertionError:
         proc.kill()

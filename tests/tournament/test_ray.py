@@ -119,7 +119,7 @@ def match_workers() -> list[int]:
 
 def wait_no_match_worker(timeout_s: float = 120.0) -> list[int]:
     with contextlib.suppress(AssertionError):
-        poll_until(lambda: not match_workers(), timeout_s=timeout_s, interval_s=0.1)
+        poll_until("every match worker to be gone", lambda: not match_workers(), timeout_s=timeout_s, interval_s=0.1)
     return match_workers()
 
 
@@ -221,18 +221,19 @@ def test_a_killed_worker_a_lost_node_and_a_killed_runner_lose_nothing(
         wait_for_matches(proc, folder, 2, out)
         # Two workers, one a node; a worker that Ray replaced (one late on a busy machine is
         # killed and started again) takes a moment to be gone, so wait for the count.
-        poll_until(lambda: len(match_workers()) == 2, timeout_s=120, message=lambda: f"not 2 match workers: {match_workers()}")
+        poll_until("two match workers", lambda: len(match_workers()) == 2, timeout_s=120, detail=lambda: f"match workers: {match_workers()}")
         workers = match_workers()
         os.kill(workers[0], signal.SIGKILL)
         # 2. A whole node dies: its raylet and everything on it (once the worker is replaced).
         with contextlib.suppress(AssertionError):  # the next wait fails the test if it matters
-            poll_until(lambda: len(match_workers()) >= 2, timeout_s=120)
+            poll_until("the killed worker's replacement", lambda: len(match_workers()) >= 2, timeout_s=120)
         n = wait_for_matches(proc, folder, done_count(folder) + 2, out)
         two_nodes.kill_worker_node()
         # Its match in flight is lost as the infrastructure's, and played on the node left.
         t0 = time.monotonic()
         with contextlib.suppress(AssertionError):  # the counts below say what went wrong
-            poll_until(lambda: infra_count(folder) >= 2, timeout_s=120, interval_s=0.1, while_=lambda: proc.poll() is None)
+            poll_until("the lost node's match given up", lambda: infra_count(folder) >= 2, timeout_s=120, interval_s=0.1,
+                       while_=lambda: proc.poll() is None)  # fmt: skip
         assert proc.poll() is None, out.read_text()
         print(f"the lost node's match was given up after {time.monotonic() - t0:.1f} s")
         # 3. The runner is killed: its workers go with it.

@@ -139,8 +139,8 @@ def test_a_second_ctrl_c_does_not_break_the_stop(base_tournament: Path, tmp_path
         family = descendants(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)
         # The second comes while the first is being handled: once the runner ignores more.
-        poll_until(lambda: ignores(proc.pid, signal.SIGINT), while_=lambda: proc.poll() is None,
-                   message="the runner never began to stop")  # fmt: skip
+        poll_until("the runner to begin to stop (to ignore SIGINT)", lambda: ignores(proc.pid, signal.SIGINT),
+                   while_=lambda: proc.poll() is None)  # fmt: skip
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=30) == 130, out.read_text()
     finally:
@@ -203,7 +203,7 @@ def stop_a_worker_once_a_match_runs(folder: Path, stopped: list[int]) -> threadi
             playing = [w for w in workers if writes_in(w, folder / "running")]
             return playing[0] if playing else 0
 
-        pid = poll_until(a_match_runs, timeout_s=120, interval_s=0.02, message="no match got under way")
+        pid = poll_until("a match under way", a_match_runs, timeout_s=120, interval_s=0.02)
         os.kill(pid, signal.SIGSTOP)
         stopped.append(pid)
 

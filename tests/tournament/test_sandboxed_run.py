@@ -95,13 +95,13 @@ def test_sigkill_to_the_runners_process_group_leaves_no_bot(tmp_path: Path) -> N
     run = subprocess.Popen([*THIRTYONE, "tournament", "run", str(t), "-j", "2"], start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        poll_until(lambda: len(host_processes_with(marker)) >= 4, timeout_s=120, while_=lambda: run.poll() is None,
-                   message="the bots of both workers did not start")  # fmt: skip
+        poll_until("the bots of both workers to start", lambda: len(host_processes_with(marker)) >= 4, timeout_s=120,
+                   while_=lambda: run.poll() is None)  # fmt: skip
         os.killpg(run.pid, signal.SIGKILL)
         run.wait()
         assert wait_until_none(marker) == []
         with contextlib.suppress(AssertionError):
-            poll_until(lambda: not set(host_processes_with("sample_bots.greedy")) - earlier)
+            poll_until("the greedy bots to be gone", lambda: not set(host_processes_with("sample_bots.greedy")) - earlier)
         assert set(host_processes_with("sample_bots.greedy")) - earlier == set()
     finally:
         for pid in host_processes_with(marker):

@@ -210,8 +210,8 @@ def test_a_killed_test_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     with open(log, "wb") as f:
         proc = subprocess.Popen(_sprt_cmd(*QUICK, "--dir", folder, "-j", "2"), stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        poll_until(lambda: _stored(folder) >= 6, timeout_s=120, while_=lambda: proc.poll() is None,
-                   message=lambda: f"too few matches while it ran:\n{log.read_text()}")  # fmt: skip
+        poll_until("six stored matches", lambda: _stored(folder) >= 6, timeout_s=120, while_=lambda: proc.poll() is None,
+                   detail=lambda: f"its output:\n{log.read_text()}")  # fmt: skip
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     finally:

@@ -23,7 +23,8 @@ import pytest
 
 from referee.ladder.accounts import add_user, set_password
 from referee.ladder.store import ArenaStore
-from tests.arena.conftest import SAMPLES, Arena, fake_version, make_arena, play_table, poll_until
+from tests.arena.conftest import SAMPLES, Arena, fake_version, make_arena, play_table
+from tests.polling import poll_until
 from tests.web.conftest import ARTIFACTS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -350,7 +351,7 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
         done = [m for m in ms if m.get("seed")]
         return done[0]["key"] if done else None
 
-    key = poll_until("a match whose deal is finished", a_finished_deal, timeout_s=300, every_s=1)
+    key = poll_until("a match whose deal is finished", a_finished_deal, timeout_s=300, interval_s=1)
     # The leaderboard shows both, live; the filter by user keeps one.
     ann.go("/")
     ann.page.wait_for_selector("#standings tr[data-version]")

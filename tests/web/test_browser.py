@@ -222,8 +222,8 @@ def test_the_replay_viewer_shows_the_hands_and_steps_by_decision_and_by_round(pa
     assert pg.evaluate(_READ) == shown
     # play runs on by itself; pause stops it
     pg.click("#play")
-    poll_until(lambda: not pg.inner_text("#step-info").startswith(f"step {nxt_deal + 3} "), interval_s=0.1,
-               message="play did not step on by itself")  # fmt: skip
+    poll_until("play to step on by itself", lambda: not pg.inner_text("#step-info").startswith(f"step {nxt_deal + 3} "),
+               interval_s=0.1)  # fmt: skip
     pg.click("#play")
     assert not pg.inner_text("#step-info").startswith(f"step {nxt_deal + 3} ")
     # the end: the showdown and the result
