@@ -282,6 +282,7 @@ class _BotService(bot_pb2_grpc.BotServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[bot_pb2.PlayResponse]:
         self._streams += 1
+        # Read through the context alone: request_iterator reads the same messages.
         requests = _Requests(context)
         stream = _Stream(self._source, self._identity.name, self._lock, context, self._streams, requests.read_ahead)
         try:
