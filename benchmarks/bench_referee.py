@@ -57,6 +57,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import grpc.aio
 from bench_transport import measure_stream_pingpong_async
 from thirtyone.v1 import bot_pb2
 
@@ -214,7 +215,16 @@ async def _referee_cost(matches: int, folder: Path) -> tuple[float, float, _Cloc
 
 
 class _Context:
-    """The little of a grpc.aio servicer context the SDK's Play uses: abort."""
+    """The little of a grpc.aio servicer context the SDK's Play uses: read (the requests, as
+    gRPC hands them over: parsed from bytes; EOF after None) and abort. Code from before
+    reads the same inbox through the request iterator instead."""
+
+    def __init__(self, inbox: asyncio.Queue[bytes | None]) -> None:
+        self._inbox = inbox
+
+    async def read(self) -> Any:
+        data = await self._inbox.get()
+        return grpc.aio.EOF if data is None else bot_pb2.PlayRequest.FromString(data)  # type: ignore[attr-defined]
 
     async def abort(self, code: Any, details: str) -> None:
         raise RuntimeError(f"the SDK aborted the stream: {code}: {details}")
@@ -234,7 +244,6 @@ async def _sdk_cost(streams: list[list[bytes]]) -> tuple[float, int]:
             return view.legal_actions[0]  # type: ignore[no-any-return]
 
     service = _BotService(Trivial, Trivial().identity())
-    context = _Context()
     decisions = 0
     t0 = time.process_time()
     for sent in streams:
@@ -244,6 +253,7 @@ async def _sdk_cost(streams: list[list[bytes]]) -> tuple[float, int]:
             while (data := await inbox.get()) is not None:
                 yield bot_pb2.PlayRequest.FromString(data)
 
+        context = _Context(inbox)
         inbox.put_nowait(sent[0])  # match_start
         inbox.put_nowait(sent[1])
         following = iter(sent[2:])

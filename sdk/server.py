@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import functools
 import logging
@@ -41,6 +42,7 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 import grpc.aio
+from grpc.aio import EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_health.v1 import health as _health
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from thirtyone.v1 import bot_pb2, bot_pb2_grpc
@@ -188,9 +190,10 @@ class _Worker:
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
-    async def call(self, fn: Callable[[], T]) -> T:
+    async def call(self, fn: Callable[[], T], on_wait: Callable[[], None] | None = None) -> T:
         """Run ``fn`` on the worker thread and wait for its result (or exception): blocked
-        for up to :data:`QUICK_WAIT_S`, then awaiting it (the loop free meanwhile)."""
+        for up to :data:`QUICK_WAIT_S`, then awaiting it (the loop free meanwhile); ``on_wait``
+        runs when it is awaited."""
         call = _Call(fn)
         self._jobs.put(call)
         if not (self._quick and call.ready.acquire(timeout=QUICK_WAIT_S)):
@@ -204,6 +207,8 @@ class _Worker:
                     call.loop, call.fut = loop, fut
             if fut is not None:
                 self._quick = False  # until it answers quickly again
+                if on_wait is not None:
+                    on_wait()
                 result = await fut
                 self._quick = call.took < QUICK_WAIT_S / 2
                 return result
@@ -277,31 +282,17 @@ class _BotService(bot_pb2_grpc.BotServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[bot_pb2.PlayResponse]:
         self._streams += 1
-        stream = _Stream(self._source, self._identity.name, self._lock, context, self._streams)
-        # Each message with the monotonic time it arrived: a decision's clock starts then.
-        inbox: asyncio.Queue[tuple[float, bot_pb2.PlayRequest] | None] = asyncio.Queue()
-        # Decision requests read but not yet taken from the inbox.
-        queued = [0]
-
-        async def read_ahead() -> None:
-            # Reading ahead lets a decision see that the referee has already moved on.
-            try:
-                async for req in request_iterator:
-                    queued[0] += req.HasField("decision_request")
-                    inbox.put_nowait((time.monotonic(), req))
-            finally:
-                inbox.put_nowait(None)
-
-        reader = asyncio.create_task(read_ahead())
+        # Read through the context alone: request_iterator reads the same messages.
+        requests = _Requests(context)
+        stream = _Stream(self._source, self._identity.name, self._lock, context, self._streams, requests.read_ahead)
         try:
-            while (item := await inbox.get()) is not None:
+            while (item := await requests.next()) is not None:
                 received, req = item
                 kind = req.WhichOneof("payload")
                 if kind == "match_start":
                     await stream.start(req.match_start)
                 elif kind == "decision_request":
-                    queued[0] -= 1
-                    answer = await stream.decide(req.decision_request, received, lambda: queued[0] > 0)
+                    answer = await stream.decide(req.decision_request, received, requests.decision_ahead)
                     if answer is not None:
                         yield answer
                 elif kind == "match_end":
@@ -311,8 +302,87 @@ class _BotService(bot_pb2_grpc.BotServiceServicer):
                     await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a PlayRequest with no payload")
             log.info("%s: the referee closed the stream before match_end", stream.where())
         finally:
-            reader.cancel()
+            requests.close()
             stream.close()
+
+
+class _Requests:
+    """A Play stream's requests, each with the monotonic time it arrived (a decision's clock
+    starts then).
+
+    They are read one by one as the stream needs them, with no task or queue in between,
+    except while the bot's call is slow (awaited, not taken straight from its thread): then a
+    reader task reads ahead, so that what the referee sends meanwhile is stamped when it
+    arrives and a decision can see that the referee has already moved on
+    (:meth:`decision_ahead`). The reader stops once the stream wants its next request.
+    """
+
+    def __init__(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        self._context = context
+        # Read ahead and not yet taken; None: the stream ended.
+        self._ahead: collections.deque[tuple[float, bot_pb2.PlayRequest | None]] = collections.deque()
+        self._decisions_ahead = 0
+        self._reader: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        # Whether the bot is in a slow call: the reader goes on reading while it is.
+        self._slow = False
+
+    def read_ahead(self) -> None:
+        """The bot's call is slow: read what comes meanwhile."""
+        self._slow = True
+        if self._reader is None:
+            self._reader = asyncio.get_running_loop().create_task(self._read_loop())
+
+    def decision_ahead(self) -> bool:
+        """Whether a decision request read ahead is waiting behind the current one."""
+        return self._decisions_ahead > 0
+
+    async def next(self) -> tuple[float, bot_pb2.PlayRequest] | None:
+        """The next request and when it arrived; None once the referee closed the stream."""
+        if self._reader is None and not self._ahead:
+            req = await self._context.read()
+            return None if req is EOF else (time.monotonic(), req)
+        self._slow = False  # the reader ends with the read it is in, if any
+        ahead = self._ahead
+        while not ahead:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        received, msg = ahead.popleft()
+        if msg is None:
+            return None
+        self._decisions_ahead -= msg.HasField("decision_request")
+        return received, msg
+
+    def close(self) -> None:
+        """Stop reading ahead (the stream is over)."""
+        if self._reader is not None:
+            self._reader.cancel()
+
+    async def _read_loop(self) -> None:
+        msg: bot_pb2.PlayRequest | None = None
+        try:
+            while True:
+                req = await self._context.read()
+                msg = None if req is EOF else req
+                if msg is not None:
+                    self._decisions_ahead += msg.HasField("decision_request")
+                self._deliver(msg)
+                if msg is None or not self._slow:
+                    return
+        except Exception:
+            # The call broke under the read: to the stream that is its end.
+            self._deliver(None)
+        finally:
+            self._reader = None
+
+    def _deliver(self, msg: bot_pb2.PlayRequest | None) -> None:
+        self._ahead.append((time.monotonic(), msg))
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
 
 class _Stream:
@@ -325,8 +395,11 @@ class _Stream:
         lock: threading.Lock | None,
         context: grpc.aio.ServicerContext[Any, Any],
         number: int,
+        on_wait: Callable[[], None] | None = None,
     ) -> None:
         self._source = source
+        # Runs when a call of the bot's is slow (awaited rather than taken from its thread).
+        self._on_wait = on_wait
         self._bot_name = bot_name
         self._lock = lock
         self._context = context
@@ -410,7 +483,7 @@ class _Stream:
         """Run bot code on the worker; if it raises, log the traceback and end the stream."""
         assert self._worker is not None
         try:
-            return await self._worker.call(fn)
+            return await self._worker.call(fn, self._on_wait)
         except Exception as e:
             where = self.where(decision_id)
             log.error(

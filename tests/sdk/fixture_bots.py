@@ -37,8 +37,10 @@ class NotAnActionBot(GreedyBot):
 
 
 class SlowBot(GreedyBot):
-    """Thinks for SLOW_S seconds on every decision; with SLOW_MARKS, first writes the file
-    ``act-N`` there for its Nth call of ``act`` (so a test sees what it thought about)."""
+    """Thinks for SLOW_S seconds on every decision (with SLOW_CALLS, on its first that many
+    only); with SLOW_MARKS, first writes the file ``act-N`` there for its Nth call of ``act``
+    (so a test sees what it thought about: the round, then when the request arrived), and
+    ``done-N`` when it is done thinking (the monotonic time)."""
 
     name = "slow"
 
@@ -49,8 +51,12 @@ class SlowBot(GreedyBot):
         self.calls += 1
         if marks := os.environ.get("SLOW_MARKS"):
             with open(os.path.join(marks, f"act-{self.calls}"), "w") as f:
-                f.write(f"{view.round_no}\n")
-        time.sleep(float(os.environ.get("SLOW_S", "1")))
+                f.write(f"{view.round_no}\n{view.received_at!r}\n")
+        if self.calls <= int(os.environ.get("SLOW_CALLS", "1000000")):
+            time.sleep(float(os.environ.get("SLOW_S", "1")))
+        if marks:
+            with open(os.path.join(marks, f"done-{self.calls}"), "w") as f:
+                f.write(f"{time.monotonic()!r}\n")
         return super().act(view)
 
 

@@ -190,8 +190,37 @@ def test_stale_decision_is_skipped(tmp_path: Path) -> None:
         # Decision 1 was being thought about; 2 was stale when its turn came and is skipped:
         # the bot was asked to think twice, not three times.
         assert ids == [1, 3]
-        assert sorted(p.name for p in marks.iterdir()) == ["act-1", "act-2"]
+        assert sorted(p.name for p in marks.glob("act-*")) == ["act-1", "act-2"]
         stream.cancel()
+    finally:
+        bot.close()
+
+
+def test_a_decision_sent_while_the_bot_is_slow_is_stamped_when_it_arrives(tmp_path: Path) -> None:
+    # The server reads requests one by one as the stream needs them, and ahead only while the
+    # bot's call is slow: a decision sent meanwhile still starts its clock on arrival (not when
+    # the bot is free), and once the bot is quick again the stream goes on reading in order.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    bot = fixture_bot("slow", SLOW_S="1.0", SLOW_CALLS="1", SLOW_MARKS=str(marks))
+    try:
+        m = Match(2, Rules(), seed=9)
+        seat = m.current
+        stream = SeatStream(bot.stub, wire.MatchInfo("stamped", seat, 2, m.rules, TC), timeout=60)
+        stream.send(wire.decision_request(m.observation(seat), 1, 10_000, 0))
+        wait_for_path(marks / "act-1")
+        # Decision 2 of the same observation (as a referee that gave up on 1 would not ask:
+        # nothing here is judged, only read), sent while the bot thinks about 1.
+        stream.send(wire.decision_request(m.observation(seat), 2, 10_000, 0))
+        assert [stream.next_answer()[0], stream.next_answer()[0]] == [1, 2]
+        received_2 = float((marks / "act-2").read_text().split()[1])
+        done_1 = float((marks / "done-1").read_text())
+        assert received_2 < done_1, "decision 2 was stamped when the bot was free, not when it arrived"
+        # Quick from here on: the requests are read one by one again, none lost or reordered.
+        for decision_id in range(3, 6):
+            assert stream.ask(m, decision_id, TC)[0] == decision_id
+        assert stream.end(wire.MatchResult("stamped", (1, 2), 1, "aborted")) == []
+        assert sorted(p.name for p in marks.iterdir()) == [f"{k}-{n}" for k in ("act", "done") for n in range(1, 6)]
     finally:
         bot.close()
 
