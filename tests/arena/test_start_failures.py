@@ -13,6 +13,7 @@ from referee.ladder.loop import Ladder
 from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import ArenaStore, create
 from referee.ladder.uploads import accept_upload
+from referee.tournament.runner import TaskResult
 from referee.tournament.settings import TournamentSettings
 from tests.arena.conftest import SAMPLES, run_ladder_until
 
@@ -32,8 +33,24 @@ def _run_until(folder: Path, done: Callable[[ArenaStore], bool]) -> None:
     run_ladder_until(Ladder(folder, 1), "the ladder to get there", check)
 
 
+class _StopAtAFailure(Ladder):
+    """A ladder that asks itself to stop as soon as it has stored a failure to start: a
+    watcher polling the store from outside may see several (a bot that dies at once fails
+    fast), and the first run must end before the version is disqualified."""
+
+    def _result(self, store: ArenaStore, r: TaskResult) -> None:
+        super()._result(store, r)
+        if r.start_failures:
+            self.stopping.set()
+
+
 def _failures(store: ArenaStore, vid: int) -> int:
     return int(store._one("SELECT start_failures FROM versions WHERE id = ?", (vid,))[0])
+
+
+def _stopped_with_a_failure(folder: Path, vid: int) -> bool:
+    with ArenaStore.open(folder, readonly=True) as s:
+        return _failures(s, vid) >= 1
 
 
 def test_start_failures_survive_a_restart_of_the_ladder(tmp_path: Path) -> None:
@@ -46,7 +63,7 @@ def test_start_failures_survive_a_restart_of_the_ladder(tmp_path: Path) -> None:
         bad = accept_upload(store, user, "broken.py", BROKEN)
         for v in (good, bad):
             store.set_status(v.id, "active")
-    _run_until(folder, lambda s: _failures(s, bad.id) >= 1)
+    run_ladder_until(_StopAtAFailure(folder, 1), "the first failure to start", lambda: _stopped_with_a_failure(folder, bad.id))
     with ArenaStore.open(folder) as store:
         before = _failures(store, bad.id)
         assert 1 <= before < most and store.version(bad.id).status == "active", before
