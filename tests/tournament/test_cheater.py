@@ -55,6 +55,10 @@ def submit_from(tmp_path_factory: pytest.TempPathFactory) -> Path:
     when it runs)."""
     folder = tmp_path_factory.mktemp("cheater-cwd")
     shutil.copy(CHEATER, folder / CHEATER.name)
+    # A command bot runs in place, in the folder it was submitted from: as root it runs as
+    # nobody, who must be able to read it (pytest makes its folders 0700).
+    folder.chmod(0o755)
+    (folder / CHEATER.name).chmod(0o644)
     return folder
 
 
