@@ -66,6 +66,7 @@ from referee.bots.sandbox import (
     SandboxConfig,
     SandboxError,
     bot_host_user,
+    covered,
     join_cgroups_command,
     probe,
     remove_stale_stages,
@@ -502,13 +503,9 @@ def _named_files(spec: BotSpec, cwd: str | None, folders: list[str], hidden: tup
         if i == 0 and "/" not in word:
             continue  # a program looked up on PATH
         path = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(word)))
-        if os.path.isfile(path) and _within(path, folders) and not _within(path, hide):
+        if os.path.isfile(path) and covered(path, folders) and not covered(path, hide):
             found.append(path)
     return found
-
-
-def _within(path: str, folders: list[str]) -> bool:
-    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
 class LocalLauncher:

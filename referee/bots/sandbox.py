@@ -483,7 +483,8 @@ def _is_under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _covered(path: str, folders: Iterable[str]) -> bool:
+def covered(path: str, folders: Iterable[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or lies inside one (paths as given, not resolved)."""
     return any(_is_under(path, f) for f in folders)
 
 
@@ -527,7 +528,7 @@ def _program_folder(program: str, *, strict: bool = False) -> str | None:
     if path is None:
         return None
     real = os.path.realpath(path)
-    if _covered(real, ("/usr", "/bin", "/sbin", "/lib", "/lib64")):
+    if covered(real, ("/usr", "/bin", "/sbin", "/lib", "/lib64")):
         return None
     # .../prefix/bin/prog: bind the prefix, where its libraries and modules live.
     folder = os.path.dirname(real)
@@ -555,7 +556,7 @@ def outside_paths(argv: Sequence[str], folder: str) -> list[str]:
             if not text or (i == 0 and "/" not in text) or text.rstrip("/") == SCRATCH:
                 continue  # a program named without a folder is looked up on PATH; /tmp is its scratch
             path = os.path.abspath(os.path.join(own, os.path.expanduser(text)))
-            if os.path.lexists(path) and not _covered(os.path.realpath(path), seen) and path not in found:
+            if os.path.lexists(path) and not covered(os.path.realpath(path), seen) and path not in found:
                 found.append(path)
     return found
 
@@ -616,7 +617,7 @@ def sandboxed_command(
         return point
 
     def ro(path: str) -> None:
-        if not _covered(path, bound):
+        if not covered(path, bound):
             args.extend(["--ro-bind", source(path), path])
             bound.append(path)
 
@@ -665,29 +666,29 @@ def sandboxed_command(
 
     # The working folder may lie inside a hidden one (a tournament's bots/NAME): it is bound
     # back in after the hiding. Other folders named by the command never reopen a secret.
-    later = [own] if own is not None and _covered(own, hidden) and not holds_secret(own) else []
+    later = [own] if own is not None and covered(own, hidden) and not holds_secret(own) else []
     for f in dict.fromkeys([own, *(os.path.realpath(x) for x in files)]):
         # A folder holding the scratch folder (the bot's own folder is /tmp) would hide it,
         # and its socket's folder with it: the bot gets its own files bound one by one instead.
         if f is not None and _is_under(SCRATCH, f):
             continue
         # A missing working folder is still bound: bubblewrap's error then names it.
-        if f is not None and f not in later and (f == own or os.path.exists(f)) and (not _covered(f, hidden) or holds_secret(f)):
+        if f is not None and f not in later and (f == own or os.path.exists(f)) and (not covered(f, hidden) or holds_secret(f)):
             ro(f)
     # Hide secrets that lie under anything bound so far (an empty tmpfs over a folder, an empty
     # file over a file); the bot's own folders inside a hidden folder are bound back in after.
     remount: list[str] = []
     for h in hidden:
-        if _covered(h, bound):
+        if covered(h, bound):
             # Run as ``user``, bubblewrap cannot reach a secret below a folder ``user`` may not
             # search (nor can the bot): that folder is covered instead, whole.
             cover = _unsearchable_on_the_way(h, bound, user) if user is not None else None
             if cover is not None:
-                if not _covered(cover, remount):
+                if not covered(cover, remount):
                     args += ["--perms", "0755", "--tmpfs", cover]
                     remount.append(cover)
             elif os.path.isdir(h):
-                if not _covered(h, remount):
+                if not covered(h, remount):
                     args += ["--perms", "0755", "--tmpfs", h]
                     remount.append(h)
             else:
@@ -695,13 +696,13 @@ def sandboxed_command(
     for f in later:
         args.extend(["--ro-bind", source(f), f])
         bound.append(f)
-    if not _covered(socket_dir, bound):
+    if not covered(socket_dir, bound):
         args += ["--symlink", SCRATCH, socket_dir]
     for h in remount:
         args += ["--remount-ro", h]
     # The sandbox's root is a tmpfs of bwrap's; mount points made, it becomes read-only.
     args += ["--remount-ro", "/"]
-    args += ["--chdir", own if own is not None and _covered(own, bound) else SCRATCH]
+    args += ["--chdir", own if own is not None and covered(own, bound) else SCRATCH]
 
     env = {
         "PATH": ":".join(dict.fromkeys([os.path.dirname(os.path.abspath(sys.executable)), *extra_path, "/usr/local/bin", "/usr/bin", "/bin"])),
