@@ -945,17 +945,32 @@ def _consume(
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back (they stay pending) while the block runs (a result being
-    committed: the tournament runner's and the ladder's)."""
+    """Hold SIGINT and SIGTERM back while the block runs (a result being committed: the
+    tournament runner's and the ladder's); one that comes meanwhile is delivered after it.
+
+    Python runs every signal handler in the main thread, whichever thread the kernel gave
+    the signal to, so masking the signal in the main thread does not hold it back once other
+    threads run (the ladder's validation thread, gRPC's): the handlers themselves are
+    swapped for one that notes the signal, then put back and the noted signals raised again.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held = {signal.SIGINT, signal.SIGTERM}
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    noted: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        noted.append(signum)
+
+    held = (signal.SIGINT, signal.SIGTERM)
+    before = {s: signal.signal(s, note) for s in held}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for s, h in before.items():
+            # (None: a handler not set from Python, which cannot be put back; the default is.)
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)
 
 
 def _commit(store: TournamentStore, t: MatchTask, r: TaskResult, *, replace: bool) -> None:
