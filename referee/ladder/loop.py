@@ -52,6 +52,7 @@ from referee.tournament.runner import (
     MatchTask,
     RunError,
     TaskResult,
+    drop_uncommitted,
     log_name,
     output_dir_of,
     signals_deferred,
@@ -187,20 +188,9 @@ class Ladder:
         tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def _drop_uncommitted(self, store: ArenaStore) -> None:
-        # A commit moves the log and the output into place, then records the result: a
-        # kill -9 between the two leaves them beside a match still pending. That match is
-        # played again from the same seed and its new log takes their place; until then they
-        # are a log of a result the arena does not have, so they go now.
-        n = 0
-        for m in store.pending_matches():
-            log = self.folder / "logs" / log_name(m.key)
-            out = output_dir_of(self.folder, m.key)
-            if log.exists() or out.exists():
-                log.unlink(missing_ok=True)
-                shutil.rmtree(out, ignore_errors=True)
-                n += 1
+        n = drop_uncommitted(self.folder, [m.key for m in store.pending_matches()])
         if n:
-            _say(f"{n} log(s) of matches the last stop cut short before their result was stored were removed; those matches are played again")
+            _say(f"{n} log(s) of matches cut short before their result was stored were removed; those matches are played again")
 
     def _guard(self, fn: Any) -> None:
         # A background thread's failure is said, and the thread starts over: it never takes

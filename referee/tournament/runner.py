@@ -849,6 +849,25 @@ def clean_leftovers(store: TournamentStore) -> None:
     tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+def drop_uncommitted(folder: Path, keys: Iterable[str]) -> int:
+    """Remove the log and the bots' output in place for these matches, which have no stored
+    result; how many matches had any.
+
+    A commit moves them out of ``running/``, then records the result: the two cannot be one
+    atomic step, and a kill -9 between them leaves a log of a result that was never stored.
+    The match is played again from the same seed, and its new log takes the place.
+    """
+    n = 0
+    for key in keys:
+        log = folder / "logs" / log_name(key)
+        out = output_dir_of(folder, key)
+        if log.exists() or out.exists():
+            log.unlink(missing_ok=True)
+            shutil.rmtree(out, ignore_errors=True)
+            n += 1
+    return n
+
+
 def run_pending(
     store: TournamentStore,
     jobs: int = 1,
@@ -887,6 +906,8 @@ def _run_locked(
     stop: Callable[[], bool] | None = None,
 ) -> RunReport:
     tasks, total = pending_tasks(store, only)
+    if only is None:
+        drop_uncommitted(store.folder, [t.match.key for t in tasks])
     report = RunReport(total=total, already_done=total - len(tasks))
     if on_start is not None:
         on_start(len(tasks), total)
