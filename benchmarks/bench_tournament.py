@@ -23,7 +23,8 @@ sandbox, which is killed whole, so it never reaches this process's children's us
 
 With ``--old REV`` (e.g. ``main``) it prints instead a before/after table in one run: that
 commit's code and this tree's, interleaved (old -j 1, new -j 1, old -j 2, new -j 2, then the
-demo's tournament on each), ``--reps`` times, each in a subprocess with its packages on
+demo's tournament on each; this tree twice, the second time with every Play stream over gRPC,
+``THIRTYONE_PLAY_OVER=grpc``, to show what the play socket is worth), ``--reps`` times, each in a subprocess with its packages on
 ``PYTHONPATH`` (its sandboxed bots too, through the tournament's ``bot_env``): matches per
 second, bot start-up's share of match time, and new over old. The demo's row plays what
 ``thirtyone demo`` plays on each side (the three sample bots, tables of three, the demo's
@@ -53,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.playsocket import TRANSPORT_ENV
 from referee.tournament.runner import Executor, RunReport, run_pending
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
@@ -241,15 +243,20 @@ def old_against_new(args: argparse.Namespace) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-tournament-old-"))
     got: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
-        sides = {f"old {oldcode.short(args.old)}": oldcode.export(args.old, tmp / "old"), "new": None}
+        # This tree twice: with the play socket (the default) and with every Play stream over
+        # gRPC, which shows what the socket itself is worth.
+        sides = {f"old {oldcode.short(args.old)}": oldcode.export(args.old, tmp / "old"), "new, gRPC": None, "new": None}
         print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start; "
               f"{args.bots} bots, tables of {args.table_size}, {args.games} deals; {args.reps} rep(s)")
         for _ in range(args.reps):
             for config, (jobs, extra) in configs.items():
                 for side, tree in sides.items():
+                    env = oldcode.env_for(tree)
+                    if side == "new, gRPC":
+                        env = {**env, TRANSPORT_ENV: "grpc"}
                     done = subprocess.run(
                         [sys.executable, __file__, "--child", str(jobs), *seed, *extra],
-                        env=oldcode.env_for(tree), capture_output=True, text=True, cwd=tempfile.gettempdir(),
+                        env=env, capture_output=True, text=True, cwd=tempfile.gettempdir(),
                     )
                     if done.returncode != 0:
                         raise SystemExit(f"{side} {config} failed:\n{done.stderr[-3000:]}")
@@ -270,11 +277,13 @@ def old_against_new(args: argparse.Namespace) -> int:
         results = {side: got[(config, side)][0]["results"] for side in names}
         if config.startswith("demo") and got[(config, names[0])][0]["played"] != got[(config, names[1])][0]["played"]:
             print(f"  {config}: each side plays its own demo's deals, so the results are not compared")
-        elif results[names[0]] != results[names[1]]:
-            print(f"  (!) {config}: the results differ between the two codes")
+        elif any(results[side] != results[names[0]] for side in names):
+            print(f"  (!) {config}: the results differ between the codes")
     new_j2 = statistics.median(r["played"] / r["seconds"] for r in got[("-j 2", "new")])
     old_j2 = statistics.median(r["played"] / r["seconds"] for r in got[("-j 2", names[0])])
+    grpc_j2 = statistics.median(r["played"] / r["seconds"] for r in got[("-j 2", "new, gRPC")])
     print(f"\n-j 2, new over old: {new_j2 / old_j2:.2f} (medians of {args.reps}; the aim: at least 1.5)")
+    print(f"-j 2, the play socket over gRPC alone: {new_j2 / grpc_j2:.2f}")
     print(f"results identical between the codes unless said above; load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 

@@ -38,16 +38,17 @@ import traceback
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 import grpc.aio
+from google.protobuf.message import DecodeError
 from grpc.aio import EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_health.v1 import health as _health
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from thirtyone.v1 import bot_pb2, bot_pb2_grpc
 
-from referee import wire
+from referee import playsocket, wire
 from referee.game import Action
 from sdk.bot import Bot, BotSource, make_bot
 from sdk.view import SeatMemory
@@ -281,8 +282,13 @@ class _BotService(bot_pb2_grpc.BotServiceServicer):
         request_iterator: AsyncIterator[bot_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[bot_pb2.PlayResponse]:
-        self._streams += 1
         # Read through the context alone: request_iterator reads the same messages.
+        async for answer in self.converse(context):
+            yield answer
+
+    async def converse(self, context: _PlayContext) -> AsyncIterator[bot_pb2.PlayResponse]:
+        """One Play stream, over gRPC or the play socket: the answers to send, in order."""
+        self._streams += 1
         requests = _Requests(context)
         stream = _Stream(self._source, self._identity.name, self._lock, context, self._streams, requests.read_ahead)
         try:
@@ -306,6 +312,59 @@ class _BotService(bot_pb2_grpc.BotServiceServicer):
             stream.close()
 
 
+class _PlayContext(Protocol):
+    """What a Play stream needs of its transport: gRPC's servicer context has it, and so has
+    :class:`_SocketCall` for the play socket."""
+
+    async def read(self) -> Any:
+        """The next request, or ``grpc.aio.EOF`` once the referee has half-closed."""
+        ...
+
+    async def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
+        """End the stream with an error status."""
+        ...
+
+
+class _Aborted(Exception):
+    """A Play stream over the play socket ends with an error status (as gRPC's abort)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+
+
+#: Largest request accepted on the play socket, as gRPC's default receive limit.
+_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+
+
+class _SocketCall:
+    """One Play stream over the play socket (:mod:`referee.playsocket`), read as a gRPC
+    servicer context is: one request per :meth:`read`, ``EOF`` at the end."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    async def read(self) -> Any:
+        """The next request, or ``EOF`` once the referee half-closed or hung up."""
+        reader = self._reader
+        try:
+            tag, n = playsocket.HEADER.unpack(await reader.readexactly(playsocket.HEADER_SIZE))
+            if tag != playsocket.MESSAGE or n > _MAX_REQUEST_BYTES:
+                raise _Aborted(grpc.StatusCode.INVALID_ARGUMENT, f"a frame with tag {tag} and {n} bytes")
+            body = await reader.readexactly(n)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return EOF
+        try:
+            return bot_pb2.PlayRequest.FromString(body)
+        except DecodeError:
+            raise _Aborted(grpc.StatusCode.INVALID_ARGUMENT, "bytes that are not a PlayRequest") from None
+
+    async def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
+        """End the stream with ``code`` and ``details`` (sent as a STATUS frame)."""
+        raise _Aborted(code, details)
+
+
 class _Requests:
     """A Play stream's requests, each with the monotonic time it arrived (a decision's clock
     starts then).
@@ -317,7 +376,7 @@ class _Requests:
     (:meth:`decision_ahead`). The reader stops once the stream wants its next request.
     """
 
-    def __init__(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    def __init__(self, context: _PlayContext) -> None:
         self._context = context
         # Read ahead and not yet taken; None: the stream ended.
         self._ahead: collections.deque[tuple[float, bot_pb2.PlayRequest | None]] = collections.deque()
@@ -393,7 +452,7 @@ class _Stream:
         source: BotSource,
         bot_name: str,
         lock: threading.Lock | None,
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: _PlayContext,
         number: int,
         on_wait: Callable[[], None] | None = None,
     ) -> None:
@@ -500,13 +559,13 @@ class _Stream:
             )
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, details: str) -> NoReturn:
+async def _abort(context: _PlayContext, code: grpc.StatusCode, details: str) -> NoReturn:
     if code is not grpc.StatusCode.INTERNAL:
         log.warning("ending a Play stream: %s", details)
     await context.abort(code, details)
 
 
-async def _read(context: grpc.aio.ServicerContext[Any, Any], convert: Callable[[Any], T], msg: Any) -> T:
+async def _read(context: _PlayContext, convert: Callable[[Any], T], msg: Any) -> T:
     try:
         return convert(msg)
     except wire.WireError as e:
@@ -516,13 +575,72 @@ async def _read(context: grpc.aio.ServicerContext[Any, Any], convert: Callable[[
 # ---------------------------------------------------------------- the server
 
 
+class _PlaySocket:
+    """The play socket's listener (:mod:`referee.playsocket`): each connection is one Play
+    stream, served by the same :meth:`_BotService.converse` as gRPC's."""
+
+    def __init__(self, service: _BotService, path: Path) -> None:
+        self._service = service
+        self.path = path
+        self._server: asyncio.AbstractServer | None = None
+        self._streams: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Listen (a stale socket file at the path is replaced, as gRPC does)."""
+        _check_unix_path(self.path)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISSOCK(self.path.lstat().st_mode):
+                self.path.unlink()
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, str(self.path))
+        except OSError as e:
+            raise AddressError(f"cannot listen on the play socket {self.path}: {e.strerror or e}") from None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
+        frame, message = playsocket.frame, playsocket.MESSAGE
+        try:
+            async for answer in self._service.converse(_SocketCall(reader)):
+                writer.write(frame(message, answer.SerializeToString()))
+        except _Aborted as e:
+            writer.write(frame(playsocket.STATUS, playsocket.status_payload(e.code.name, e.details)))
+        except ConnectionError:
+            pass  # the referee hung up: nobody to tell
+        finally:
+            self._streams.discard(task)
+            writer.close()
+
+    async def stop(self, grace: float | None) -> None:
+        """Stop listening, give open streams ``grace`` seconds (None: no limit), then end them."""
+        if self._server is not None:
+            self._server.close()
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISSOCK(self.path.lstat().st_mode):
+                self.path.unlink()
+        if self._streams:
+            _, pending = await asyncio.wait(set(self._streams), timeout=grace)
+            for task in pending:
+                task.cancel()
+
+
 class BotServer:
     """A started bot server (see :func:`start_server`)."""
 
-    def __init__(self, server: grpc.aio.Server, health: Any, address: Address, port: int, identity: wire.BotIdentity) -> None:
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        health: Any,
+        address: Address,
+        port: int,
+        identity: wire.BotIdentity,
+        play_socket: _PlaySocket | None = None,
+    ) -> None:
         self._server = server
         self._health = health
         self._address = address
+        self._play_socket = play_socket
         #: The TCP port bound (``None`` for a Unix socket).
         self.port: int | None = None if address.unix_path is not None else port
         self.identity = identity
@@ -535,7 +653,10 @@ class BotServer:
     async def stop(self, grace: float | None = 5.0) -> None:
         """Stop: report NOT_SERVING, let open streams finish for ``grace`` seconds, clean up."""
         await self._health.enter_graceful_shutdown()
-        await self._server.stop(grace)
+        if self._play_socket is not None:
+            await asyncio.gather(self._server.stop(grace), self._play_socket.stop(grace))
+        else:
+            await self._server.stop(grace)
         if self._address.unix_path is not None:
             # gRPC removes its socket file; this covers a server that died half-way.
             with contextlib.suppress(FileNotFoundError):
@@ -547,12 +668,16 @@ class BotServer:
         await self._server.wait_for_termination()
 
 
-async def start_server(bot: BotSource, address: str, *, identity: wire.BotIdentity | None = None) -> BotServer:
+async def start_server(
+    bot: BotSource, address: str, *, identity: wire.BotIdentity | None = None, play_socket: str | None = None
+) -> BotServer:
     """Start serving ``bot`` at ``address`` and report SERVING; return the running server.
 
     ``bot`` is a :class:`~sdk.Bot` subclass or factory (an instance per match and seat) or
     an instance (shared). Unless ``identity`` is given, one instance is made at once, to
-    fail early and to learn what GetIdentity answers.
+    fail early and to learn what GetIdentity answers. ``play_socket``: a Unix socket path
+    where Play streams are served too, without gRPC (:mod:`referee.playsocket`; the referee
+    gives one in ``THIRTYONE_PLAY_SOCKET``); it listens before SERVING is reported.
     """
     addr = parse_address(address)
     if addr.unix_path is not None:
@@ -561,7 +686,8 @@ async def start_server(bot: BotSource, address: str, *, identity: wire.BotIdenti
         identity = make_bot(bot).identity()
     # No SO_REUSEPORT: two bots on one port would silently share its connections.
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    bot_pb2_grpc.add_BotServiceServicer_to_server(_BotService(bot, identity), server)
+    service = _BotService(bot, identity)
+    bot_pb2_grpc.add_BotServiceServicer_to_server(service, server)
     health = _AioHealthServicer()
     # Not ready until bound and started.
     await health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
@@ -570,10 +696,14 @@ async def start_server(bot: BotSource, address: str, *, identity: wire.BotIdenti
         port = server.add_insecure_port(addr.target)
     except RuntimeError:
         raise AddressError(f"cannot listen on {addr.display()}: address in use or not available") from None
+    sock: _PlaySocket | None = None
+    if play_socket:
+        sock = _PlaySocket(service, Path(play_socket).absolute())
+        await sock.start()
     await server.start()
     for name in ("", SERVICE_NAME):
         await health.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return BotServer(server, health, addr, port, identity)
+    return BotServer(server, health, addr, port, identity, sock)
 
 
 def _setup_logging(name: str, verbose: bool) -> None:
@@ -586,7 +716,8 @@ def _setup_logging(name: str, verbose: bool) -> None:
 
 
 async def _serve(bot: BotSource, identity: wire.BotIdentity, address: str, grace: float) -> None:
-    server = await start_server(bot, address, identity=identity)
+    # A referee that started this bot names a play socket too (referee.playsocket).
+    server = await start_server(bot, address, identity=identity, play_socket=os.environ.get(playsocket.PLAY_SOCKET_ENV))
     ident = server.identity
     by = f" by {ident.author}" if ident.author else ""
     # The one start line: bot, version, protocol and where it listens.

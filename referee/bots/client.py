@@ -23,11 +23,12 @@ from typing import NamedTuple
 
 import grpc
 import grpc.aio
+from google.protobuf.message import DecodeError
 from grpc.aio import EOF  # type: ignore[attr-defined]  # missing from grpc-stubs
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from thirtyone.v1 import bot_pb2, bot_pb2_grpc
 
-from referee import wire
+from referee import playsocket, wire
 from referee.bots.process import STOP_GRACE_S, BotProcess, Launcher, LocalLauncher, describe_exit
 from referee.bots.sandbox import ADDRESS_ENV
 from referee.bots.spec import BotSpec, parse_bot_spec
@@ -118,10 +119,8 @@ class SeatStream:
     is recognised by its stale decision_id and ignored).
     """
 
-    def __init__(self, bot: BotHandle, play: grpc.aio.StreamStreamMultiCallable[PlayRequestOut, bot_pb2.PlayResponse]) -> None:
+    def __init__(self, bot: BotHandle) -> None:
         self.bot = bot
-        self._play = play
-        self._call: PlayCall | None = None
         # What the reader received and nobody has taken yet, and the decision waiting for it.
         self._inbox: collections.deque[tuple[int, object, int]] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
@@ -133,7 +132,32 @@ class SeatStream:
         #: Why the stream is unusable, once it is.
         self.broken: BotFault | None = None
         self._linger: asyncio.TimerHandle | None = None
+        self._opened = False
         bot._streams.add(self)
+
+    # What a transport provides: open the stream with its first message, write one more, write
+    # the last and half-close, tell whether the stream has ended, drop it. A write that fails
+    # because the stream ended raises nothing: the reader's report in the inbox says how.
+
+    async def _open(self, first: PlayRequestOut) -> None:
+        raise NotImplementedError
+
+    async def _write(self, request: PlayRequestOut) -> None:
+        raise NotImplementedError
+
+    async def _write_last(self, request: PlayRequestOut) -> None:
+        raise NotImplementedError
+
+    def _ended(self) -> bool:
+        raise NotImplementedError
+
+    async def _end_note(self) -> str:
+        """What to add to the fault of a stream the bot ended: over gRPC nothing (the bot
+        ended the call itself, its process alive)."""
+        return ""
+
+    def _cancel(self) -> None:
+        raise NotImplementedError
 
     # Inbox item kinds.
     _MESSAGE, _END, _ERROR = 0, 1, 2
@@ -146,29 +170,16 @@ class SeatStream:
 
     async def start(self, info: wire.MatchInfo) -> None:
         """Open the stream and send ``match_start``; a failure surfaces at the first decision."""
-        request = wire.match_start_request(info)
-        call = self._call = self._play(None)  # requests are written one by one
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop(call))
-        # A failure is not raised here: the reader reports how the call ended.
-        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
-            await call.write(request)
+        self._opened = True
+        await self._open(wire.match_start_request(info))
 
-    async def _read_loop(self, call: PlayCall) -> None:
-        now = time.monotonic_ns
-        try:
-            while True:
-                msg = await call.read()
-                if msg is EOF:
-                    self._deliver((self._END, None, now()))
-                    return
-                self._deliver((self._MESSAGE, msg, now()))
-                if len(self._inbox) >= INBOX_LIMIT:
-                    # A flood: stop reading until the referee catches up (flow control then
-                    # holds the bot back).
-                    self._room = asyncio.get_running_loop().create_future()
-                    await self._room
-        except grpc.aio.AioRpcError as e:
-            self._deliver((self._ERROR, e, now()))
+    def _read_on(self) -> asyncio.Future[None] | None:
+        """After a delivery: a future to await before reading on when the inbox is full (a
+        flood: flow control then holds the bot back), else None."""
+        if len(self._inbox) >= INBOX_LIMIT:
+            self._room = asyncio.get_running_loop().create_future()
+            return self._room
+        return None
 
     def _deliver(self, item: tuple[int, object, int]) -> None:
         # A plain deque and one future: lighter than asyncio.Queue on the hottest path.
@@ -197,10 +208,10 @@ class SeatStream:
         if self.broken is not None:
             return self.broken
         if kind == self._END:
-            fault: BotFault = CrashFault("the bot ended its Play stream before the match ended")
+            fault: BotFault = CrashFault("the bot ended its Play stream before the match ended" + await self._end_note())
         else:
-            assert isinstance(payload, grpc.aio.AioRpcError)
-            code, details = payload.code(), payload.details() or ""
+            assert isinstance(payload, tuple)
+            code, details = payload
             if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
                 fault = MalformedFault(
                     f"the bot sent a message over {MAX_MESSAGE_BYTES} bytes ({details}); the stream is closed",
@@ -236,8 +247,7 @@ class SeatStream:
         if self.broken is not None:
             self.broken.waited_ns = 0  # asked nothing: waited for nothing
             raise self.broken
-        call = self._call
-        assert call is not None, "start() the stream first"
+        assert self._opened, "start() the stream first"
         request = wire.decision_request_bytes(observation, decision_id, budget_ms, bank_ms)
         t0 = time.monotonic_ns()
         credit = 0
@@ -245,9 +255,7 @@ class SeatStream:
         ended: tuple[int, object] | None = None
         try:
             async with asyncio.timeout(timeout_s) as timer:
-                # If the call has ended, the reader's report in the inbox explains how.
-                with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
-                    await call.write(request)
+                await self._write(request)
                 if while_waiting is not None:
                     w0 = time.monotonic_ns()
                     while_waiting()
@@ -304,21 +312,19 @@ class SeatStream:
         awaited in the background (the result is known, so the next match need not wait),
         and the call is dropped if it has not ended after ``timeout_s``.
         """
-        call = self._call
-        if call is None:
+        if not self._opened:
             return
         try:
-            if self.broken is None and not call.done():
+            if self.broken is None and not self._ended():
                 request = wire.match_end_request(result)
                 async with asyncio.timeout(timeout_s):
-                    await call.write(request)
-                    await call.done_writing()
+                    await self._write_last(request)
                     if not wait:
                         self._linger = asyncio.get_running_loop().call_later(timeout_s, self.abort)
                         return
                     if self._reader is not None:
                         await asyncio.shield(self._reader)
-        except (TimeoutError, grpc.aio.AioRpcError, asyncio.InvalidStateError):
+        except TimeoutError:
             pass  # a bot that will not hang up is hung up on
         self.abort()
 
@@ -354,16 +360,12 @@ class SeatStream:
         """
         if self.broken is not None:
             return self.broken
-        call = self._call
-        assert call is not None, "start() the stream first"
+        assert self._opened, "start() the stream first"
         request = wire.match_end_request(result)
         fault: BotFault | None = None
         try:
             async with asyncio.timeout(timeout_s):
-                # A write fails only once the call has ended; the reader's report says how.
-                with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
-                    await call.write(request)
-                    await call.done_writing()
+                await self._write_last(request)
                 while True:
                     kind, payload, _ = await self._next()
                     if kind == self._END:
@@ -387,10 +389,141 @@ class SeatStream:
         if self._linger is not None:
             self._linger.cancel()
             self._linger = None
-        if self._call is not None and not self._call.done():
-            self._call.cancel()
+        if self._opened:
+            self._cancel()
         if self._reader is not None and not self._reader.done():
             self._reader.cancel()
+
+
+class GrpcSeatStream(SeatStream):
+    """A Play stream over the bot's gRPC channel."""
+
+    def __init__(self, bot: BotHandle, play: grpc.aio.StreamStreamMultiCallable[PlayRequestOut, bot_pb2.PlayResponse]) -> None:
+        super().__init__(bot)
+        self._play = play
+        self._call: PlayCall | None = None
+
+    async def _open(self, first: PlayRequestOut) -> None:
+        call = self._call = self._play(None)  # requests are written one by one
+        self._reader = asyncio.get_running_loop().create_task(self._read_loop(call))
+        await self._write(first)
+
+    async def _write(self, request: PlayRequestOut) -> None:
+        assert self._call is not None
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            await self._call.write(request)
+
+    async def _write_last(self, request: PlayRequestOut) -> None:
+        assert self._call is not None
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            await self._call.write(request)
+            await self._call.done_writing()
+
+    def _ended(self) -> bool:
+        return self._call is None or self._call.done()
+
+    def _cancel(self) -> None:
+        if self._call is not None and not self._call.done():
+            self._call.cancel()
+
+    async def _read_loop(self, call: PlayCall) -> None:
+        now = time.monotonic_ns
+        try:
+            while True:
+                msg = await call.read()
+                if msg is EOF:
+                    self._deliver((self._END, None, now()))
+                    return
+                self._deliver((self._MESSAGE, msg, now()))
+                if (room := self._read_on()) is not None:
+                    await room
+        except grpc.aio.AioRpcError as e:
+            self._deliver((self._ERROR, (e.code(), e.details() or ""), now()))
+
+
+class SocketSeatStream(SeatStream):
+    """A Play stream over the bot's play socket (:mod:`referee.playsocket`): one connection."""
+
+    def __init__(self, bot: BotHandle, path: str) -> None:
+        super().__init__(bot)
+        self._path = path
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def _open(self, first: PlayRequestOut) -> None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(self._path)
+        except OSError as e:
+            self._deliver((self._ERROR, (grpc.StatusCode.UNAVAILABLE, f"cannot connect to its play socket: {e}"), time.monotonic_ns()))
+            return
+        self._writer = writer
+        self._reader = asyncio.get_running_loop().create_task(self._read_loop(reader))
+        await self._write(first)
+
+    async def _write(self, request: PlayRequestOut) -> None:
+        writer = self._writer
+        if writer is not None and not writer.is_closing():
+            writer.write(playsocket.frame(playsocket.MESSAGE, _serialize_request(request)))
+
+    async def _write_last(self, request: PlayRequestOut) -> None:
+        writer = self._writer
+        if writer is not None and not writer.is_closing():
+            writer.write(playsocket.frame(playsocket.MESSAGE, _serialize_request(request)))
+            with contextlib.suppress(OSError):
+                writer.write_eof()
+
+    def _ended(self) -> bool:
+        return self._writer is None or self._writer.is_closing() or (self._reader is not None and self._reader.done())
+
+    def _cancel(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+    async def _end_note(self) -> str:
+        # A process that dies closes its connection: the exit says why.
+        return " (it closed its play socket connection)" + await self.bot.exit_note()
+
+    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
+        now = time.monotonic_ns
+        header, size = playsocket.HEADER, playsocket.HEADER_SIZE
+        parse = bot_pb2.PlayResponse.FromString
+        try:
+            while True:
+                try:
+                    head = await reader.readexactly(size)
+                except asyncio.IncompleteReadError as e:
+                    if e.partial:
+                        self._deliver((self._ERROR, (grpc.StatusCode.UNAVAILABLE, "the connection closed inside a frame"), now()))
+                    else:
+                        self._deliver((self._END, None, now()))
+                    return
+                tag, n = header.unpack(head)
+                if n > MAX_MESSAGE_BYTES:
+                    self._deliver((self._ERROR, (grpc.StatusCode.RESOURCE_EXHAUSTED, f"a frame of {n} bytes"), now()))
+                    return
+                body = await reader.readexactly(n)
+                if tag == playsocket.MESSAGE:
+                    try:
+                        msg = parse(body)
+                    except DecodeError:
+                        self._deliver((self._ERROR, (grpc.StatusCode.INTERNAL, "deserialization failed"), now()))
+                        return
+                    self._deliver((self._MESSAGE, msg, now()))
+                    if (room := self._read_on()) is not None:
+                        await room
+                elif tag == playsocket.STATUS:
+                    name, details = playsocket.parse_status(body)
+                    code = getattr(grpc.StatusCode, name, grpc.StatusCode.UNKNOWN)
+                    if not isinstance(code, grpc.StatusCode) or code is grpc.StatusCode.OK:
+                        code = grpc.StatusCode.UNKNOWN
+                    self._deliver((self._ERROR, (code, details), now()))
+                    return
+                else:
+                    self._deliver((self._ERROR, (grpc.StatusCode.INTERNAL, f"a frame with the unknown tag {tag} (deserialization failed)"), now()))
+                    return
+        except asyncio.IncompleteReadError:
+            self._deliver((self._ERROR, (grpc.StatusCode.UNAVAILABLE, "the connection closed inside a frame"), now()))
+        except OSError as e:
+            self._deliver((self._ERROR, (grpc.StatusCode.UNAVAILABLE, f"the connection broke: {e}"), now()))
 
 
 class BotHandle:
@@ -402,10 +535,13 @@ class BotHandle:
         channel: grpc.aio.Channel,
         identity: wire.BotIdentity,
         process: BotProcess | None,
+        play_socket: str | None = None,
     ) -> None:
         self.spec = spec
         self.identity = identity
         self.process = process
+        #: Where the bot serves Play streams without gRPC (:mod:`referee.playsocket`), if it does.
+        self.play_socket = play_socket
         self._channel = channel
         self._play: grpc.aio.StreamStreamMultiCallable[PlayRequestOut, bot_pb2.PlayResponse] = channel.stream_stream(
             PLAY_METHOD, request_serializer=_serialize_request, response_deserializer=bot_pb2.PlayResponse.FromString
@@ -454,8 +590,11 @@ class BotHandle:
         return self.process.limit_note(hint)
 
     def open_seat(self) -> SeatStream:
-        """A new Play stream for one seat of one match (call :meth:`SeatStream.start`)."""
-        return SeatStream(self, self._play)
+        """A new Play stream for one seat of one match (call :meth:`SeatStream.start`): over the
+        play socket if the bot serves one, else over gRPC."""
+        if self.play_socket is not None:
+            return SocketSeatStream(self, self.play_socket)
+        return GrpcSeatStream(self, self._play)
 
     async def close(self, grace_s: float = STOP_GRACE_S) -> None:
         """Close the channel and stop the process (and its group); idempotent."""
@@ -765,6 +904,8 @@ async def start_bot(
         identity = await identify(
             spec, bot_pb2_grpc.BotServiceStub(channel), process, max(1.0, deadline - loop.time())
         )
+        # A bot that listens on the play socket made it before it reported SERVING.
+        play_socket = process.play_socket() if process is not None else None
     except BaseException:
         if channel is not None:
             with contextlib.suppress(Exception):
@@ -772,7 +913,7 @@ async def start_bot(
         if process is not None:
             await process.stop(0.2)
         raise
-    return BotHandle(spec, channel, identity, process)
+    return BotHandle(spec, channel, identity, process, play_socket)
 
 
 async def start_bots(

@@ -75,6 +75,7 @@ from referee.bots.sandbox import (
 )
 from referee.bots.spec import BotSpec
 from referee.faults import BotStartError
+from referee.playsocket import PLAY_SOCKET_ENV, PLAY_SOCKET_NAME, TRANSPORT_ENV
 
 #: How much of a bot's latest output the referee keeps, in bytes.
 OUTPUT_TAIL_BYTES = 16 * 1024
@@ -124,6 +125,11 @@ class BotProcess(Protocol):
         Raises :class:`~referee.faults.BotStartError` when what is there must not be
         connected to (a sandboxed bot's socket replaced by a link).
         """
+        ...
+
+    def play_socket(self) -> str | None:
+        """The path to reach the bot's play socket at (:mod:`referee.playsocket`), or None if it
+        serves none. Asked once the bot serves; raises as :meth:`connect_target` does."""
         ...
 
 
@@ -249,9 +255,14 @@ class LocalBotProcess:
         *,
         sandbox: SandboxConfig | None = None,
         cgroup: BotCgroup | None = None,
+        play_path: str | None = None,
     ) -> None:
         self.spec = spec
         self.sandbox = sandbox
+        # Where the bot was told to make its play socket (None: told nothing), and the socket
+        # once found in its sandbox (held open as the gRPC socket is).
+        self._play_path = play_path
+        self._play_fd: int | None = None
         self._cgroup = cgroup
         self.address = address
         self._proc = proc
@@ -345,6 +356,35 @@ class LocalBotProcess:
             )
         self._socket_fd, self._socket_id = fd, (st.st_dev, st.st_ino)
         return f"unix:/proc/self/fd/{fd}"
+
+    def play_socket(self) -> str | None:
+        """The path of the bot's play socket, or None if it made none (see :class:`BotProcess`).
+
+        Found as :meth:`connect_target` finds the gRPC socket: sandboxed, inside the bot's own
+        root, following no link, held open and reached as ``/proc/self/fd/N``. Anything but a
+        socket there (a link, a file) is not connected to: the bot is then played over gRPC.
+        """
+        path = self._play_path
+        if path is None:
+            return None
+        if self.sandbox is None:
+            try:
+                return path if stat.S_ISSOCK(os.lstat(path).st_mode) else None
+            except FileNotFoundError:
+                return None
+        if self._play_fd is not None:
+            return f"/proc/self/fd/{self._play_fd}"
+        if self.sandbox_pid is None:
+            return None
+        try:
+            fd = _open_in_root(self.sandbox_pid, os.path.join(SCRATCH, os.path.basename(path)))
+        except (OSError, _NotSandboxed):
+            return None
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        self._play_fd = fd
+        return f"/proc/self/fd/{fd}"
 
     def _inside_path(self) -> str:
         """Where the socket is in the sandbox's own tree: in its scratch folder, which the
@@ -446,6 +486,9 @@ class LocalBotProcess:
             if self._socket_fd is not None:
                 os.close(self._socket_fd)
                 self._socket_fd = None
+            if self._play_fd is not None:
+                os.close(self._play_fd)
+                self._play_fd = None
             if self._info_fd is not None:
                 os.close(self._info_fd)
                 self._info_fd = None
@@ -521,10 +564,14 @@ class LocalLauncher:
         tmp_root: str | None = None,
         extra_env: dict[str, str] | None = None,
         sandbox: SandboxConfig | None = None,
+        play_socket: bool | None = None,
     ) -> None:
         self._tmp_root = tmp_root
         self._extra_env = dict(extra_env or {})
         self.sandbox = sandbox
+        #: Whether bots are told to make a play socket (:mod:`referee.playsocket`); None: as
+        #: ``THIRTYONE_PLAY_OVER`` says (``socket``, the default, or ``grpc``), read at launch.
+        self.play_socket = play_socket
         if sandbox is not None and os.geteuid() == 0:
             # The cgroups of bots whose referee was killed (kill -9) are left behind, empty,
             # and so are its stage folders of empty mount points.
@@ -565,12 +612,19 @@ class LocalLauncher:
         # unsandboxed; sandboxed, only inside the sandbox, as a link into its scratch folder.
         socket_dir = os.path.join(tmpdir, "s")
         address = f"unix://{os.path.join(socket_dir, 'bot.sock')}"
+        try:
+            over_socket = self.play_socket if self.play_socket is not None else play_over_socket()
+        except ValueError as e:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise BotStartError(f"bot {spec.text!r} cannot be started: {e}") from None
+        play_path = os.path.join(socket_dir, PLAY_SOCKET_NAME) if over_socket else None
+        told = {PLAY_SOCKET_ENV: play_path} if play_path is not None else {}
         cgroup: BotCgroup | None = None
         info_r = info_w = -1
         if self.sandbox is None:
             os.mkdir(socket_dir, 0o700)
             argv, cwd = list(spec.argv), spec.cwd
-            env = {**os.environ, **self._extra_env, ADDRESS_ENV: address}
+            env = {**os.environ, **self._extra_env, ADDRESS_ENV: address, **told}
         else:
             status = probe()
             if not status.available:
@@ -588,7 +642,7 @@ class LocalLauncher:
                 )
             info_r, info_w = os.pipe()
             try:
-                argv = self._sandboxed(spec, work, folders, socket_dir, status.bwrap, address, info_w)
+                argv = self._sandboxed(spec, work, folders, socket_dir, status.bwrap, address, info_w, told)
             except SandboxError as e:
                 for fd in (info_r, info_w):
                     os.close(fd)
@@ -627,7 +681,7 @@ class LocalLauncher:
             if info_w >= 0:
                 os.close(info_w)
         watchdog.watch(proc.pid)
-        bot = LocalBotProcess(spec, proc, tmpdir, address, sandbox=self.sandbox, cgroup=cgroup)
+        bot = LocalBotProcess(spec, proc, tmpdir, address, sandbox=self.sandbox, cgroup=cgroup, play_path=play_path)
         # Kept open until the bot stops: bubblewrap goes on writing to it after the pid (and
         # a write to a pipe nobody reads would kill it with SIGPIPE).
         bot._info_fd = info_r if info_r >= 0 else None
@@ -641,7 +695,15 @@ class LocalLauncher:
         return bot
 
     def _sandboxed(
-        self, spec: BotSpec, work: str | None, folders: list[str], socket_dir: str, bwrap: str | None, address: str, info_w: int
+        self,
+        spec: BotSpec,
+        work: str | None,
+        folders: list[str],
+        socket_dir: str,
+        bwrap: str | None,
+        address: str,
+        info_w: int,
+        told: dict[str, str],
     ) -> list[str]:
         """The sandbox's command line for ``spec`` (see :func:`~referee.bots.sandbox.sandboxed_command`)."""
         assert self.sandbox is not None
@@ -652,7 +714,7 @@ class LocalLauncher:
             socket_dir=socket_dir,
             # Variables the caller gives the launcher are named explicitly, like --bot-env's.
             config=dataclasses.replace(
-                self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in self._extra_env.items()))
+                self.sandbox, env=(*self.sandbox.env, *(f"{k}={v}" for k, v in {**self._extra_env, **told}.items()))
             ),
             bwrap=bwrap,
             address=address,
@@ -667,6 +729,18 @@ class LocalLauncher:
             shutil.rmtree(tmpdir, ignore_errors=True)
             tmpdir = tempfile.mkdtemp(prefix="thirtyone-bot-", dir="/tmp")
         return tmpdir
+
+
+def play_over_socket() -> bool:
+    """Whether launched bots are offered the play socket, by ``THIRTYONE_PLAY_OVER``: ``socket``
+    (the default) or ``grpc`` (every Play stream over gRPC, as a bot in another process is).
+    Raises ValueError for another value."""
+    value = os.environ.get(TRANSPORT_ENV, "").strip().lower()
+    if value in ("", "socket"):
+        return True
+    if value == "grpc":
+        return False
+    raise ValueError(f"{TRANSPORT_ENV}={value!r} is neither 'socket' (the default) nor 'grpc'")
 
 
 #: How long bubblewrap may take to make a sandbox's namespaces, in seconds.

@@ -161,7 +161,8 @@ def test_every_attack_fails_and_the_match_finishes(tournament_in_checkout: Path,
         assert all("pytest" not in p and "greedy" not in p for p in report["processes"]), report["processes"]
         assert len(report["processes"]) <= 3, report["processes"]
         assert set(report["env"]) == {
-            "PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "THIRTYONE_BOT_ADDRESS", "GIVEN", "PWD",
+            "PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "THIRTYONE_BOT_ADDRESS",
+            "THIRTYONE_PLAY_SOCKET", "GIVEN", "PWD",
         }  # fmt: skip
         assert report["cwd"] == str(CHECKOUT)
     assert not (folder / "pwned").exists() and not (CHECKOUT / "pwned").exists()
