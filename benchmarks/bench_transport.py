@@ -1,5 +1,6 @@
 """Transport benchmark: one unary call per decision versus ping-pong on one bidirectional
-stream, over a Unix domain socket and over TCP loopback.
+stream, over a Unix domain socket and over TCP loopback; and the stream's ping-pong against
+the play socket's (the same messages over a plain Unix socket, :mod:`referee.playsocket`).
 
 Run ``python benchmarks/bench_transport.py`` (about 10-20 s). A bot process serving an echo
 bot is started; the client sends ``DecisionRequest`` messages of the real contract (a
@@ -7,7 +8,10 @@ typical mid-round 4-player observation) one at a time and waits for each answer,
 referee does within a match. It prints p50/p99/mean round-trip latency and calls per second
 for each client API (grpc.aio and sync grpc), transport and call shape, then the ratios
 stream/unary. The figures and the conclusion are quoted above ``rpc Play`` in
-``proto/thirtyone/v1/bot.proto``.
+``proto/thirtyone/v1/bot.proto``. Last, the CPU time one round trip costs, the client's and
+the echo bot's together, for grpc.aio's stream over the Unix socket and for the play socket
+(asyncio streams at both ends), measured in turn ``--reps`` times: what
+``docs/contract.md`` quotes for the play socket.
 
 The pieces are reusable, e.g. by a referee benchmark that wants the transport "floor"::
 
@@ -43,6 +47,11 @@ try:
 except ImportError:  # not installed: use the generated code committed in proto/
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proto"))
     from thirtyone.v1 import bot_pb2, bot_pb2_grpc, game_pb2
+try:
+    from referee import playsocket
+except ImportError:  # not installed: the checkout's own
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from referee import playsocket
 
 # A unary method served next to BotService only by this benchmark's echo server. It takes
 # the same PlayRequest and answers the same PlayResponse as one step of Play, so that the
@@ -240,13 +249,83 @@ async def start_echo_server(addresses: Sequence[str]) -> tuple[grpc.aio.Server, 
     return server, ports
 
 
-def _serve_in_child(addresses: list[str], conn: Connection) -> None:
+async def _echo_play_socket(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """The echo bot's Play over the play socket: one connection, one stream."""
+    header, size, message = playsocket.HEADER, playsocket.HEADER_SIZE, playsocket.MESSAGE
+    try:
+        while True:
+            try:
+                _, n = header.unpack(await reader.readexactly(size))
+                request = bot_pb2.PlayRequest.FromString(await reader.readexactly(n))
+            except asyncio.IncompleteReadError:
+                return
+            if request.HasField("decision_request"):
+                writer.write(playsocket.frame(message, _answer(request).SerializeToString()))
+    finally:
+        writer.close()
+
+
+def _serve_in_child(addresses: list[str], conn: Connection, play_path: str | None = None) -> None:
     async def serve() -> None:
         server, ports = await start_echo_server(addresses)
+        if play_path is not None:
+            await asyncio.start_unix_server(_echo_play_socket, play_path)
         conn.send(ports)
         await server.wait_for_termination()
 
     asyncio.run(serve())
+
+
+async def play_socket_latencies(path: str, n: int, warmup: int = 200) -> tuple[list[int], float]:
+    """:func:`stream_pingpong_latencies` over the play socket at ``path``."""
+    reader, writer = await asyncio.open_unix_connection(path)
+    header, size, message = playsocket.HEADER, playsocket.HEADER_SIZE, playsocket.MESSAGE
+    writer.write(playsocket.frame(message, _match_start().SerializeToString()))
+    latencies: list[int] = []
+    t_start = 0
+    for i in range(warmup + n):
+        if i == warmup:
+            t_start = time.perf_counter_ns()
+        request = _decision(i + 1)
+        t0 = time.perf_counter_ns()
+        writer.write(playsocket.frame(message, request.SerializeToString()))
+        _, length = header.unpack(await reader.readexactly(size))
+        response = bot_pb2.PlayResponse.FromString(await reader.readexactly(length))
+        t1 = time.perf_counter_ns()
+        if response.decision_id != i + 1:
+            raise RuntimeError(f"play socket: expected an answer to decision {i + 1}, got {response!r}")
+        if i >= warmup:
+            latencies.append(t1 - t0)
+    elapsed = (time.perf_counter_ns() - t_start) / 1e9
+    writer.write(playsocket.frame(message, _match_end().SerializeToString()))
+    writer.write_eof()
+    if await reader.read():
+        raise RuntimeError("play socket: bot answered after match end")
+    writer.close()
+    return latencies, elapsed
+
+
+def measure_play_socket(path: str, n: int, warmup: int = 200, label: str = "socket") -> Stats:
+    """Round trips on one Play stream over the play socket at ``path``."""
+    latencies, elapsed = asyncio.run(play_socket_latencies(path, n, warmup))
+    return Stats.from_samples(label, latencies, elapsed)
+
+
+def _process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) process ``pid`` has used so far (Linux)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_round_trip(measure: Any, n: int, warmup: int, bot_pid: int) -> float:
+    """Microseconds of CPU per round trip of ``measure(n, warmup)``: this process's and the
+    bot's (``bot_pid``) together, over every round trip it made."""
+    c0, b0 = time.process_time(), _process_cpu_s(bot_pid)
+    measure(n, warmup)
+    used = time.process_time() - c0 + _process_cpu_s(bot_pid) - b0
+    return used / (n + warmup) * 1e6
 
 
 # --- the measurements: grpc.aio ------------------------------------------------------------
@@ -412,15 +491,19 @@ def _row(client: str, transport: str, stats: Stats) -> str:
     )
 
 
-def run(n: int, warmup: int, with_sync: bool) -> list[tuple[str, str, Stats, Stats]]:
+def run(
+    n: int, warmup: int, with_sync: bool, cpu_reps: int = 3
+) -> tuple[list[tuple[str, str, Stats, Stats]], Stats, list[tuple[float, float]]]:
     """Start an echo bot process and measure every combination; returns
-    (client, transport, unary stats, stream stats) rows."""
+    (client, transport, unary stats, stream stats) rows, the play socket's stats, and
+    ``cpu_reps`` pairs of CPU microseconds per round trip (gRPC stream, play socket)."""
     ctx = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="thirtyone-bench-") as tmp:
         uds = f"unix:{Path(tmp) / 'bot.sock'}"
+        play_path = str(Path(tmp) / "play.sock")
         parent_conn, child_conn = ctx.Pipe()
         proc = ctx.Process(
-            target=_serve_in_child, args=([uds, "127.0.0.1:0"], child_conn), daemon=True
+            target=_serve_in_child, args=([uds, "127.0.0.1:0"], child_conn, play_path), daemon=True
         )
         proc.start()
         try:
@@ -441,10 +524,20 @@ def run(n: int, warmup: int, with_sync: bool) -> list[tuple[str, str, Stats, Sta
                     gc.collect()
                     stream = measure_stream_pingpong_sync(address, n, warmup)
                     rows.append(("sync", transport, unary, stream))
+            gc.collect()
+            over_socket = measure_play_socket(play_path, n, warmup)
+            assert proc.pid is not None
+            cpu: list[tuple[float, float]] = []
+            for _ in range(cpu_reps):
+                gc.collect()
+                grpc_us = cpu_per_round_trip(lambda k, w: measure_stream_pingpong(uds, k, w), n, warmup, proc.pid)
+                gc.collect()
+                socket_us = cpu_per_round_trip(lambda k, w: measure_play_socket(play_path, k, w), n, warmup, proc.pid)
+                cpu.append((grpc_us, socket_us))
         finally:
             proc.terminate()
             proc.join(10)
-    return rows
+    return rows, over_socket, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -453,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=3000, help="measured round trips per row")
     parser.add_argument("--warmup", type=int, default=300, help="unmeasured round trips first")
     parser.add_argument("--no-sync", action="store_true", help="measure grpc.aio only")
+    parser.add_argument("--reps", type=int, default=3, help="CPU measurements per transport, in turn")
     args = parser.parse_args(argv)
 
     size = _decision(1).ByteSize()
@@ -462,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         f"n={args.n} sequential calls per row after {args.warmup} warm-up\n"
     )
     t0 = time.perf_counter()
-    rows = run(args.n, args.warmup, with_sync=not args.no_sync)
+    rows, over_socket, cpu = run(args.n, args.warmup, with_sync=not args.no_sync, cpu_reps=args.reps)
     header = f"{'api':<5} {'via':<4} {'shape':<7} {'n':>6} {'p50 us':>9} {'p99 us':>9} {'mean us':>9} {'calls/s':>9}"
     print(header)
     print("-" * len(header))
@@ -476,6 +570,15 @@ def main(argv: list[str] | None = None) -> int:
             f"{client:<5} {transport:<4} {stream.p50_us / unary.p50_us:>6.2f} "
             f"{stream.p99_us / unary.p99_us:>6.2f} {stream.calls_per_s / unary.calls_per_s:>8.2f}"
         )
+    print("\nthe play socket (the same messages over a plain Unix socket, asyncio at both ends)")
+    print(header)
+    print(_row("aio", "uds", over_socket))
+    print("\nCPU per round trip, client and bot together, us (in turn, per repetition)")
+    print(f"{'rep':<4} {'gRPC stream':>12} {'play socket':>12} {'gRPC/socket':>12}")
+    for i, (grpc_us, socket_us) in enumerate(cpu, 1):
+        print(f"{i:<4} {grpc_us:>12.0f} {socket_us:>12.0f} {grpc_us / socket_us:>12.2f}")
+    g, so = statistics.median(c[0] for c in cpu), statistics.median(c[1] for c in cpu)
+    print(f"{'med':<4} {g:>12.0f} {so:>12.0f} {g / so:>12.2f}")
     print(f"\n(total {time.perf_counter() - t0:.1f} s)")
     return 0
 

@@ -7,9 +7,10 @@ the same ``PlayRequest`` and ``PlayResponse`` messages, one connection per strea
 HTTP/2 around them. Health and GetIdentity stay on gRPC, and a bot that ignores the variable
 is played over gRPC as before.
 
-Why: on a two-core machine a gRPC round trip on an open stream costs about 330-550 us of
-CPU across the two processes; the same bytes over a Unix socket cost about 85 us. A match is
-about 130 round trips per seat, so this is most of what a tournament of local bots spends.
+Why: a round trip on an open gRPC stream costs two and a half to three times the CPU of the
+same bytes over a plain Unix socket (``benchmarks/bench_transport.py`` prints both, client
+and bot together), and a match is about 130 round trips per seat, so in a tournament of
+local bots the round trips were most of the work.
 
 A frame is a 5-byte header, a tag byte and the payload's length (unsigned 32-bit,
 big-endian), then the payload:

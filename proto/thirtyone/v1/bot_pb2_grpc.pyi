@@ -18,6 +18,14 @@ reports NOT_SERVING, lets streams still open finish within its `--grace`, remove
 socket and exits 0). Normally no match is open by then; a bot still running 1 second
 after SIGTERM is killed all the same.
 
+Play socket (optional): a bot the referee starts also gets, in THIRTYONE_PLAY_SOCKET, the
+path of a second Unix socket beside its gRPC one. A bot that listens there before it
+reports SERVING gets its Play streams over it: the same PlayRequest and PlayResponse
+messages, one connection per stream, each message framed as a tag byte (1: a message; 2:
+the bot's last frame, an error status as "CODE_NAME details" in UTF-8) and a 32-bit
+big-endian length. Health and GetIdentity stay on gRPC; a bot that ignores the variable is
+played over gRPC. docs/contract.md has the details and why (a round trip's CPU cost).
+
 Field numbers are never reused; see the compatibility note in game.proto.
 """
 
