@@ -33,7 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -281,28 +281,19 @@ async def play_socket_latencies(path: str, n: int, warmup: int = 200) -> tuple[l
     reader, writer = await asyncio.open_unix_connection(path)
     header, size, message = playsocket.HEADER, playsocket.HEADER_SIZE, playsocket.MESSAGE
     writer.write(playsocket.frame(message, _match_start().SerializeToString()))
-    latencies: list[int] = []
-    t_start = 0
-    for i in range(warmup + n):
-        if i == warmup:
-            t_start = time.perf_counter_ns()
-        request = _decision(i + 1)
-        t0 = time.perf_counter_ns()
-        writer.write(playsocket.frame(message, request.SerializeToString()))
+
+    async def round_trip(decision_id: int) -> int:
+        writer.write(playsocket.frame(message, _decision(decision_id).SerializeToString()))
         _, length = header.unpack(await reader.readexactly(size))
-        response = bot_pb2.PlayResponse.FromString(await reader.readexactly(length))
-        t1 = time.perf_counter_ns()
-        if response.decision_id != i + 1:
-            raise RuntimeError(f"play socket: expected an answer to decision {i + 1}, got {response!r}")
-        if i >= warmup:
-            latencies.append(t1 - t0)
-    elapsed = (time.perf_counter_ns() - t_start) / 1e9
+        return int(bot_pb2.PlayResponse.FromString(await reader.readexactly(length)).decision_id)
+
+    result = await _time_round_trips(n, warmup, round_trip, "play socket")
     writer.write(playsocket.frame(message, _match_end().SerializeToString()))
     writer.write_eof()
     if await reader.read():
         raise RuntimeError("play socket: bot answered after match end")
     writer.close()
-    return latencies, elapsed
+    return result
 
 
 def measure_play_socket(path: str, n: int, warmup: int = 200, label: str = "socket") -> Stats:
@@ -331,6 +322,26 @@ def cpu_per_round_trip(measure: Any, n: int, warmup: int, bot_pid: int) -> float
 # --- the measurements: grpc.aio ------------------------------------------------------------
 
 
+async def _time_round_trips(
+    n: int, warmup: int, round_trip: Callable[[int], Awaitable[int]], what: str
+) -> tuple[list[int], float]:
+    """Time ``warmup + n`` calls of ``round_trip(decision_id)``, which sends that decision and
+    returns the id answered; the last ``n`` latencies (ns) and their total time (s)."""
+    latencies: list[int] = []
+    t_start = 0
+    for i in range(warmup + n):
+        if i == warmup:
+            t_start = time.perf_counter_ns()
+        t0 = time.perf_counter_ns()
+        answered = await round_trip(i + 1)
+        t1 = time.perf_counter_ns()
+        if answered != i + 1:
+            raise RuntimeError(f"{what}: expected an answer to decision {i + 1}, got one to {answered}")
+        if i >= warmup:
+            latencies.append(t1 - t0)
+    return latencies, (time.perf_counter_ns() - t_start) / 1e9
+
+
 async def stream_pingpong_latencies(
     channel: grpc.aio.Channel, n: int, warmup: int = 200
 ) -> tuple[list[int], float]:
@@ -339,27 +350,20 @@ async def stream_pingpong_latencies(
     stub = bot_pb2_grpc.BotServiceStub(channel)
     call = stub.Play(None)  # no request iterator: requests are written one by one
     await call.write(_match_start())
-    latencies: list[int] = []
-    t_start = 0
-    for i in range(warmup + n):
-        if i == warmup:
-            t_start = time.perf_counter_ns()
-        request = _decision(i + 1)
-        t0 = time.perf_counter_ns()
-        await call.write(request)
+
+    async def round_trip(decision_id: int) -> int:
+        # Built in the loop, as a match builds each request.
+        await call.write(_decision(decision_id))
         response = await call.read()
-        t1 = time.perf_counter_ns()
-        if not isinstance(response, bot_pb2.PlayResponse) or response.decision_id != i + 1:
-            raise RuntimeError(f"stream: expected an answer to decision {i + 1}, got {response!r}")
-        if i >= warmup:
-            latencies.append(t1 - t0)
-    elapsed = (time.perf_counter_ns() - t_start) / 1e9
+        return response.decision_id if isinstance(response, bot_pb2.PlayResponse) else -1
+
+    result = await _time_round_trips(n, warmup, round_trip, "stream")
     await call.write(_match_end())
     await call.done_writing()
     extra = await call.read()
     if isinstance(extra, bot_pb2.PlayResponse):  # anything else is grpc.aio.EOF
         raise RuntimeError(f"stream: bot answered after match end: {extra!r}")
-    return latencies, elapsed
+    return result
 
 
 async def unary_latencies(
@@ -372,20 +376,12 @@ async def unary_latencies(
         request_serializer=bot_pb2.PlayRequest.SerializeToString,
         response_deserializer=bot_pb2.PlayResponse.FromString,
     )
-    latencies: list[int] = []
-    t_start = 0
-    for i in range(warmup + n):
-        if i == warmup:
-            t_start = time.perf_counter_ns()
-        request = _decision(i + 1)
-        t0 = time.perf_counter_ns()
-        response = await decide(request)
-        t1 = time.perf_counter_ns()
-        if response.decision_id != i + 1:
-            raise RuntimeError(f"unary: expected an answer to decision {i + 1}, got {response!r}")
-        if i >= warmup:
-            latencies.append(t1 - t0)
-    return latencies, (time.perf_counter_ns() - t_start) / 1e9
+
+    async def round_trip(decision_id: int) -> int:
+        response = await decide(_decision(decision_id))
+        return int(response.decision_id)
+
+    return await _time_round_trips(n, warmup, round_trip, "unary")
 
 
 async def measure_stream_pingpong_async(

@@ -135,20 +135,24 @@ def test_a_late_answer_on_the_socket_times_out_and_is_then_skipped(tmp_path: Pat
     assert set(went.split()) == {"socket"}
 
 
+def _assert_played_over_grpc(spec: str, launcher: LocalLauncher, log: Path) -> None:
+    """The bot ``spec`` gets no play socket, and its match goes over gRPC, without a fault."""
+
+    async def check() -> None:
+        h = await start_bot(spec, launcher=launcher)
+        try:
+            assert h.play_socket is None and isinstance(h.open_seat(), GrpcSeatStream)
+        finally:
+            await h.close()
+
+    run(check())
+    out, went = run(_play_with_output([spec, "random"], launcher, 5, log))
+    assert out.seats[0].faults == () and went and set(went.split()) == {"grpc"}
+
+
 def test_a_bot_that_serves_no_play_socket_is_played_over_grpc(tmp_path: Path) -> None:
-    for launcher in launchers():
-
-        async def check() -> None:
-            h = await start_bot(socket_bot("none"), launcher=launcher)  # noqa: B023
-            try:
-                assert h.play_socket is None and isinstance(h.open_seat(), GrpcSeatStream)
-            finally:
-                await h.close()
-
-        run(check())
-        out, went = run(_play_with_output([socket_bot("none"), "random"], launcher, 5, tmp_path / "m.jsonl"))
-        assert out.seats[0].faults == ()
-        assert went and set(went.split()) == {"grpc"}
+    for i, launcher in enumerate(launchers()):
+        _assert_played_over_grpc(socket_bot("none"), launcher, tmp_path / f"m{i}.jsonl")
 
 
 @SANDBOX
@@ -156,18 +160,7 @@ def test_a_link_in_place_of_the_play_socket_is_not_followed(tmp_path: Path) -> N
     # Sandboxed, the bot made play.sock a link (to its own gRPC socket, here; it could name
     # any socket on the machine): the referee looks it up inside the sandbox without
     # following links, finds no socket, and plays the bot over gRPC.
-    launcher = LocalLauncher(sandbox=SandboxConfig())
-
-    async def check() -> None:
-        h = await start_bot(socket_bot("link"), launcher=launcher)
-        try:
-            assert h.play_socket is None and isinstance(h.open_seat(), GrpcSeatStream)
-        finally:
-            await h.close()
-
-    run(check())
-    out, went = run(_play_with_output([socket_bot("link"), "random"], launcher, 5, tmp_path / "m.jsonl"))
-    assert out.seats[0].faults == () and went and set(went.split()) == {"grpc"}
+    _assert_played_over_grpc(socket_bot("link"), LocalLauncher(sandbox=SandboxConfig()), tmp_path / "m.jsonl")
 
 
 def test_the_referee_can_be_told_to_use_grpc_alone_and_refuses_a_bad_setting(monkeypatch: pytest.MonkeyPatch) -> None:
