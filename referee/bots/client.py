@@ -775,6 +775,8 @@ async def wait_serving(
     )
     refused_since: float | None = None
     wrong_address_seen = False
+    # What the health service last answered, if it ever did.
+    answered = ""
     while True:
         if process is not None and (code := process.exit_code()) is not None:
             raise await _exited_early(spec, process, code)
@@ -820,7 +822,9 @@ async def wait_serving(
                 statuses[name] = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
         if failed is not None:
             code_ = failed.code()
-            last = f"last health check: {code_.name}"
+            # A check that timed out says less than the answer before it (a bot that said
+            # NOT_SERVING, then was slow to answer the last check, which had a moment left).
+            last = f"last health check: {code_.name}" + (f"; the one before: {answered}" if answered else "")
             if code_ == grpc.StatusCode.UNAVAILABLE and not launched:
                 now = loop.time()
                 refused_since = now if refused_since is None else refused_since
@@ -832,7 +836,8 @@ async def wait_serving(
         refused_since = None
         if health_ready(statuses):
             return
-        last = "last health check: " + describe_health(statuses)
+        answered = describe_health(statuses)
+        last = "last health check: " + answered
         await asyncio.sleep(0.02)
 
 

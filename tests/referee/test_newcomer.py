@@ -5,17 +5,21 @@ real gRPC, real files."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from typer.testing import CliRunner
 
 import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots import LocalLauncher
 from referee.bots.compliance import check_bot
 from referee.cli.app import app
+from tests.polling import poll_until
 
 from .conftest import run
 from .test_check_bot import ROOMY_TC, noncompliant
@@ -95,24 +99,65 @@ def test_a_bot_with_only_the_default_health_name_is_accepted_everywhere(tmp_path
     assert "service 'thirtyone.v1.BotService': NOT_FOUND" in health.reason
 
 
+def _health_of_bot_service(address: str) -> str | None:
+    """What the health service at ``address`` answers for the BotService's name (None: no answer)."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service="thirtyone.v1.BotService"), timeout=5
+            )
+        except grpc.RpcError:
+            return None
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+
 def test_a_bot_that_says_not_serving_is_refused_everywhere(tmp_path: Path) -> None:
     """NOT_SERVING for the BotService (a bot still loading) means not ready, to match and to
     check-bot alike, with what the health service said."""
-    bot = noncompliant("half_health")
     words = "service 'thirtyone.v1.BotService': NOT_SERVING"
-    # The referee gives up while the bot says NOT_SERVING: 8 s lets a loaded machine get the
-    # bot's interpreter that far first (1.5 s did not, so no health answer was seen at all).
-    # The match (a process of its own) and the check wait out their limits at the same time.
-    cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", bot, "random", "--startup-timeout", "8",
-           "--sandbox", "off", "--log", str(tmp_path / "m.jsonl")]  # fmt: skip
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as played:
-        report = run(check_bot(bot, time_control=ROOMY_TC, launcher=LocalLauncher(), startup_timeout_s=8.0))
-        _, stderr = played.communicate(timeout=300)
+    address = f"unix://{tmp_path / 'bot.sock'}"
+    # The bot is started here and waited for until it says NOT_SERVING, so that the referee's
+    # start-up limit runs out while the bot answers however long a busy machine takes to start
+    # it (a launched bot could still be loading its interpreter when the limit ran out). The
+    # match (a process of its own) and the check wait out their limits at the same time.
+    bot = subprocess.Popen([*shlex.split(noncompliant("half_health")), "--address", address])
+    try:
+        poll_until(
+            "the bot to say NOT_SERVING", lambda: _health_of_bot_service(address) == "NOT_SERVING", while_=lambda: bot.poll() is None
+        )
+        cmd = [sys.executable, "-c", "from referee.cli import main; main()", "match", address, "random", "--startup-timeout", "3",
+               "--sandbox", "off", "--log", str(tmp_path / "m.jsonl")]  # fmt: skip
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as played:
+            report = run(check_bot(address, time_control=ROOMY_TC, launcher=LocalLauncher(), startup_timeout_s=3.0))
+            _, stderr = played.communicate(timeout=300)
+    finally:
+        bot.terminate()
+        bot.wait(30)
     assert played.returncode == 1, stderr
     assert words in " ".join(stderr.split())
     assert not report.passed
     health = next(r for r in report.results if r.key == "health")
     assert health.status == "fail" and words in health.reason
+
+
+def test_a_health_answer_is_not_hidden_by_a_later_check_that_timed_out(tmp_path: Path) -> None:
+    # The bot answers NOT_SERVING, then answers no more checks: the refusal still says what it
+    # answered, besides the timeout (on a busy machine the last check, with a moment left
+    # before the limit, often times out).
+    from referee.bots import start_bot
+    from referee.faults import BotStartError
+
+    address = f"unix://{tmp_path / 'bot.sock'}"
+    bot = subprocess.Popen([*shlex.split(noncompliant("stalled_health")), "--address", address])
+    try:
+        poll_until("the bot's socket", lambda: (tmp_path / "bot.sock").exists(), while_=lambda: bot.poll() is None)
+        with pytest.raises(BotStartError) as refused:
+            run(start_bot(address, startup_timeout_s=3.0))
+    finally:
+        bot.terminate()
+        bot.wait(30)
+    text = " ".join(str(refused.value).split())
+    assert "last health check: DEADLINE_EXCEEDED; the one before: service 'thirtyone.v1.BotService': NOT_SERVING" in text, text
 
 
 def test_submit_accepts_a_bot_with_only_the_default_health_name(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ nothing sent but answers, streams ended with OK, death by SIGTERM's default acti
 
   good           breaks nothing
   half_health    NOT_SERVING for "thirtyone.v1.BotService" (SERVING for "" only): never ready
+  stalled_health as half_health for its first 4 health checks, then answers none (each hangs)
   empty_name     SERVING for "" and nothing said of "thirtyone.v1.BotService" (NOT_FOUND), as
                  C++'s grpc::EnableDefaultHealthCheckService(true) alone does: breaks nothing
   chatty_start   answers the first match_start it gets (a bot must send nothing for it)
@@ -99,15 +100,28 @@ class NonCompliant(bot_pb2_grpc.BotServiceServicer):
             yield response
 
 
+class StalledHealth(health_aio.HealthServicer):  # type: ignore[misc]
+    """Answers its first few checks, then hangs on every one."""
+
+    answered = 0
+
+    async def Check(self, request: Any, context: Any) -> Any:
+        self.answered += 1
+        if self.answered > 4:
+            await asyncio.sleep(3600)
+        return await super().Check(request, context)
+
+
 async def serve(args: argparse.Namespace) -> None:
     server = grpc.aio.server()
     bot_pb2_grpc.add_BotServiceServicer_to_server(NonCompliant(args), server)
-    health = health_aio.HealthServicer()
+    health = StalledHealth() if args.mode == "stalled_health" else health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     server.add_insecure_port(args.address)
     await server.start()
     await health.set("", health_pb2.HealthCheckResponse.SERVING)
-    full = health_pb2.HealthCheckResponse.NOT_SERVING if args.mode == "half_health" else health_pb2.HealthCheckResponse.SERVING
+    half = args.mode in ("half_health", "stalled_health")
+    full = health_pb2.HealthCheckResponse.NOT_SERVING if half else health_pb2.HealthCheckResponse.SERVING
     if args.mode != "empty_name":
         await health.set(FULL_NAME, full)
     await server.wait_for_termination()
