@@ -317,11 +317,14 @@ def test_default_actions_in_the_variants_new_decisions(tmp_path: Path) -> None:
             await close_bots(handles)
 
     option, widow = run(go())
-    first = option.faults[0]
-    assert first.seat == 2 and str(first.default_action) == "pass"  # seat 2 deals round 1
+    # Only the garbage bot's faults: on a busy machine a well-behaved bot may miss one of
+    # these short deadlines too (one strike, not a forfeit), and that is not what is tested.
+    first = next(f for f in option.faults if f.seat == 2)
+    assert str(first.default_action) == "pass"  # seat 2 deals round 1
     assert option.seats[2].forfeited
-    assert widow.seats[0].forfeited and len(widow.faults) == 3
-    played_for = [str(f.default_action) for f in widow.faults if f.default_action is not None]
+    bad_faults = [f for f in widow.faults if f.seat == 0]
+    assert widow.seats[0].forfeited and len(bad_faults) == 3
+    played_for = [str(f.default_action) for f in bad_faults if f.default_action is not None]
     assert played_for and played_for[0].startswith("swap widow")  # first lap: no knock yet
     assert widow.placings[0] == 3 and widow.reason == "pot_rounds" and len(widow.chips) == 3
     for name in ("option.jsonl", "widow.jsonl"):

@@ -1,14 +1,14 @@
 """A test bot that serves its Play streams over the play socket, written from the framing's
 description alone (no SDK, no referee code), and misbehaves there on purpose.
 
-    python socket_bot.py --mode MODE [--from N] [--sleep-ms MS]
+    python socket_bot.py --mode MODE [--from N]
 
 It serves health and GetIdentity over raw grpc.aio, and Play over gRPC too (the first legal
 action, always), as any bot must. On ``$THIRTYONE_PLAY_SOCKET`` it serves Play per mode,
 from the N-th decision on (earlier ones: the first legal action):
 
   first        the first legal action (a well-behaved bot)
-  sleepy_once  sleeps ``--sleep-ms`` on the N-th decision only, then answers it (late)
+  late_once    answers the N-th decision only once the next one is asked (late for certain)
   not_proto    a MESSAGE frame whose bytes are no PlayResponse
   oversized    a MESSAGE frame of 100,000 bytes
   status       a STATUS frame ``INTERNAL my model fell over``, then hangs up
@@ -61,35 +61,43 @@ class Bot(bot_pb2_grpc.BotServiceServicer):
 
 
 async def play_over_socket(args: argparse.Namespace, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def next_request() -> bot_pb2.PlayRequest | None:
+        try:
+            tag, n = HEADER.unpack(await reader.readexactly(HEADER.size))
+            body = await reader.readexactly(n)
+        except asyncio.IncompleteReadError:
+            return None  # the referee half-closed: the stream's end
+        assert tag == MESSAGE, tag
+        return bot_pb2.PlayRequest.FromString(body)
+
+    def answer(req: bot_pb2.DecisionRequest) -> None:
+        record(args, "socket")
+        payload = bot_pb2.PlayResponse(decision_id=req.decision_id, action=req.observation.legal_actions[0]).SerializeToString()
+        writer.write(HEADER.pack(MESSAGE, len(payload)) + payload)
+
     decisions = 0
+    ahead: bot_pb2.PlayRequest | None = None
     try:
         while True:
-            try:
-                tag, n = HEADER.unpack(await reader.readexactly(HEADER.size))
-                body = await reader.readexactly(n)
-            except asyncio.IncompleteReadError:
-                return  # the referee half-closed: the stream's end
-            assert tag == MESSAGE, tag
-            request = bot_pb2.PlayRequest.FromString(body)
-            if request.HasField("match_end"):
+            request, ahead = (ahead, None) if ahead is not None else (await next_request(), None)
+            if request is None or request.HasField("match_end"):
                 return
             if not request.HasField("decision_request"):
                 continue
             req = request.decision_request
             decisions += 1
             mode = args.mode if decisions >= args.start else "first"
-            if mode == "sleepy_once":
+            if mode == "late_once":
                 if decisions == args.start:
-                    await asyncio.sleep(args.sleep_ms / 1000)
+                    # Answered only once the referee has given up on it and asked the next:
+                    # late for certain, however fast or slow the machine.
+                    ahead = await next_request()
                 mode = "first"
             if mode == "die":
                 print(f"socket bot: dying on decision {decisions}", file=sys.stderr, flush=True)
                 os._exit(1)
             if mode == "first":
-                record(args, "socket")
-                answer = bot_pb2.PlayResponse(decision_id=req.decision_id, action=req.observation.legal_actions[0])
-                payload = answer.SerializeToString()
-                writer.write(HEADER.pack(MESSAGE, len(payload)) + payload)
+                answer(req)
             elif mode == "not_proto":
                 writer.write(HEADER.pack(MESSAGE, 4) + b"\xff\xff\xff\xff")
             elif mode == "oversized":
@@ -132,7 +140,6 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--mode", default="first")
     p.add_argument("--from", dest="start", type=int, default=1)
-    p.add_argument("--sleep-ms", type=float, default=0)
     p.add_argument("--address", default=os.environ.get("THIRTYONE_BOT_ADDRESS", ""))
     asyncio.run(serve(p.parse_args()))
 
