@@ -625,6 +625,9 @@ class LocalLauncher:
             os.mkdir(socket_dir, 0o700)
             argv, cwd = list(spec.argv), spec.cwd
             env = {**os.environ, **self._extra_env, ADDRESS_ENV: address, **told}
+            if not told:
+                # Not inherited from the referee's own environment either: no socket, no path.
+                env.pop(PLAY_SOCKET_ENV, None)
         else:
             status = probe()
             if not status.available:

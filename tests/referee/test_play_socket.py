@@ -166,6 +166,8 @@ def test_a_link_in_place_of_the_play_socket_is_not_followed(tmp_path: Path) -> N
 
 def test_the_referee_can_be_told_to_use_grpc_alone_and_refuses_a_bad_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TRANSPORT_ENV, "grpc")
+    # Nor does an unsandboxed bot inherit a path from the referee's own environment.
+    monkeypatch.setenv(PLAY_SOCKET_ENV, "/tmp/somewhere-else.sock")
 
     async def grpc_alone() -> None:
         h = await start_bot("random", launcher=LocalLauncher())
