@@ -286,7 +286,8 @@ class SeatStream:
                     self._abandoned.add(decision_id)
                     raise MalformedFault(
                         f"answer carries decision_id {answered}, but decision {decision_id} was asked",
-                        waited_ns=t - t0 - credit,
+                        # It may have come before this decision was asked (a flood): no wait.
+                        waited_ns=max(0, t - t0 - credit),
                     )
         except TimeoutError:
             self._abandoned.add(decision_id)

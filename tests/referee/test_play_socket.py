@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
 import sys
 from pathlib import Path
 
@@ -120,6 +121,20 @@ def test_what_a_bot_sends_on_the_socket_is_judged_as_over_grpc(tmp_path: Path, m
     # Two decisions answered over the socket before the fault, none over gRPC.
     assert went == "socket socket"
     assert out.seats[1].faults == ()
+
+
+def test_a_bot_that_floods_its_socket_cannot_grow_the_referee(tmp_path: Path) -> None:
+    # 40 MB of answers to one decision: the referee takes the first, faults the stale ones it
+    # reads, stops reading at its inbox limit (the kernel then holds the bot back) and ends
+    # the match; its memory does not take the flood in.
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = run(_play([socket_bot("flood", "--from", 2), "random"], LocalLauncher(), 5, tmp_path / "m.jsonl"))
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    seat = out.seats[0]
+    assert seat.forfeited and {f.kind for f in seat.faults} == {"malformed"}, seat.faults
+    assert "decision_id" in seat.faults[0].message
+    assert out.seats[1].faults == () and len(out.rounds) >= 1
+    assert grown_mb < 20, f"the referee's peak memory grew by {grown_mb:.0f} MB"
 
 
 def test_a_late_answer_on_the_socket_times_out_and_is_then_skipped(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from the N-th decision on (earlier ones: the first legal action):
   status       a STATUS frame ``INTERNAL my model fell over``, then hangs up
   cut          half a frame header, then hangs up
   unknown_tag  a frame with tag 9
+  flood        answers the N-th decision 2,000,000 times over (40 MB), as fast as it can
   die          exits with code 1
   link         makes the play socket's path a link to its gRPC socket and listens nowhere
   none         ignores the play socket (listens nowhere)
@@ -109,6 +110,12 @@ async def play_over_socket(args: argparse.Namespace, reader: asyncio.StreamReade
             elif mode == "cut":
                 writer.write(HEADER.pack(MESSAGE, 10)[:3])
                 return
+            elif mode == "flood":
+                payload = bot_pb2.PlayResponse(decision_id=req.decision_id, action=req.observation.legal_actions[0]).SerializeToString()
+                chunk = (HEADER.pack(MESSAGE, len(payload)) + payload) * 10_000
+                for _ in range(200):
+                    writer.write(chunk)
+                    await writer.drain()  # blocks for good once the referee stops reading
             elif mode == "unknown_tag":
                 writer.write(HEADER.pack(9, 1) + b"x")
             else:
