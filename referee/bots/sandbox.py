@@ -227,14 +227,52 @@ HOW_TO_ENABLE_AS_ROOT = (
 )
 
 
-@functools.cache
-def probe() -> SandboxStatus:
-    """Try the sandbox once (cached): is bwrap there, and does a trivial sandbox start?
+class _Probe:
+    """:func:`probe`: one result per process, however many threads ask at once.
 
-    As root it is tried as bots are run, as the unprivileged :func:`bot_host_user` with the
-    runtime's folders staged (:func:`sandboxed_command`); where that fails the sandbox is
-    unavailable (fail closed), never run with the bot as root.
+    A tournament's worker starts a match's bots together, each asking from its own thread; a
+    plain cache lets every one of them miss it and start a sandbox of its own, at the moment
+    the bots compete for the CPU.
     """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._status: SandboxStatus | None = None
+
+    def __call__(self) -> SandboxStatus:
+        """Try the sandbox once (cached): is bwrap there, and does a trivial sandbox start?
+
+        As root it is tried as bots are run, as the unprivileged :func:`bot_host_user` with
+        the runtime's folders staged (:func:`sandboxed_command`); where that fails the sandbox
+        is unavailable (fail closed), never run with the bot as root.
+        """
+        with self._lock:
+            if self._status is None:
+                self._status = _try_sandbox()
+            return self._status
+
+    def known(self) -> SandboxStatus | None:
+        """The result, if this process has one already (without trying)."""
+        return self._status
+
+    def adopt(self, status: SandboxStatus) -> None:
+        """Take the result found by the process that started this one, on the same machine as
+        the same user (a tournament's worker), rather than trying again."""
+        with self._lock:
+            if self._status is None:
+                self._status = status
+
+    def cache_clear(self) -> None:
+        """Forget the result: the next call tries again (the machine changed, in a test)."""
+        with self._lock:
+            self._status = None
+
+
+#: Whether bots can be sandboxed here: call it (see :meth:`_Probe.__call__`).
+probe = _Probe()
+
+
+def _try_sandbox() -> SandboxStatus:
     bwrap = shutil.which("bwrap")
     cg = BotCgroup.supported()
     # As root without cgroups RLIMIT_NPROC still holds each bot, counted in its own user

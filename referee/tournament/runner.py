@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from referee.bots.process import LocalLauncher
-from referee.bots.sandbox import SandboxConfig
+from referee.bots.sandbox import SandboxConfig, SandboxStatus, probe
 from referee.tournament.schedule import ScheduledMatch, schedule_for
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import BotEntry, MatchRow, TournamentStore, now
@@ -360,8 +360,6 @@ async def _start(b: BotLaunch, launcher: LocalLauncher) -> BotHandle:
         launch_spec, b.spec, b.cwd, kind=b.kind, files=b.files, sha256=b.sha256, name=b.name
     )
     if launcher.sandbox is not None:
-        from referee.bots.sandbox import probe
-
         await asyncio.to_thread(probe)
     return await start_bot(spec, startup_timeout_s=STARTUP_TIMEOUT_S, launcher=launcher)
 
@@ -512,8 +510,10 @@ async def _worker_loop(conn: Connection) -> None:
         await close_bots(list(handles.values()))
 
 
-def _worker_main(conn: Connection, parent: int) -> None:
+def _worker_main(conn: Connection, parent: int, probed: SandboxStatus | None = None) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if probed is not None:
+        probe.adopt(probed)
     # Ctrl-C reaches the whole foreground group; the parent decides what happens, and
     # terminates workers itself, so a worker ignores SIGINT and stops cleanly on SIGTERM.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -660,7 +660,8 @@ class LocalPool:
 
     def _spawn(self, ctx: Any) -> _Slot:
         mine, theirs = ctx.Pipe(duplex=True)
-        p = ctx.Process(target=_worker_main, args=(theirs, os.getpid()), daemon=False)
+        # What the sandbox's probe found here holds for the worker too: same machine, same user.
+        p = ctx.Process(target=_worker_main, args=(theirs, os.getpid(), probe.known()), daemon=False)
         p.start()
         theirs.close()
         return _Slot(p, mine)
