@@ -63,8 +63,10 @@ UNCHARGED_WORK_NS = 2_000_000
 #: holds the bot back): a bot that floods the stream cannot grow the referee's memory.
 INBOX_LIMIT = 64
 
-#: How often, in seconds, a starting bot's socket is looked for (see :func:`wait_serving`).
+#: How soon, in seconds, a starting bot's socket is looked for again at first ...
 SOCKET_POLL_S = 0.002
+#: ... and at the latest once it has been looked for a while (see :func:`_before_next_look`).
+SOCKET_POLL_MAX_S = 0.025
 
 #: The Play method, as the generated stub names it.
 PLAY_METHOD = "/thirtyone.v1.BotService/Play"
@@ -720,6 +722,17 @@ async def _exited_early(spec: BotSpec, process: BotProcess, code: int) -> BotSta
     return _start_error(spec, process, f"{describe_exit(code)} before it was ready{_exit_hint(spec, code)}")
 
 
+async def _before_next_look(process: BotProcess, looks: int) -> None:
+    """Wait before looking for a starting bot's socket again, ``looks`` looks in.
+
+    Soon at first (a compiled bot serves within milliseconds), then less and less often, up
+    to :data:`SOCKET_POLL_MAX_S`: each look costs the referee a wake-up, and several bots
+    starting at once on a busy machine made hundreds of them. Any output of the bot ends the
+    wait at once: an SDK bot writes its start line once it serves.
+    """
+    await process.new_output(min(SOCKET_POLL_MAX_S, SOCKET_POLL_S * 1.5**looks))
+
+
 async def open_channel(spec: BotSpec, process: BotProcess | None, timeout_s: float) -> grpc.aio.Channel:
     """A channel to the bot: to its address, or to the target its process gives
     (:meth:`~referee.bots.process.BotProcess.connect_target`), once it gives one.
@@ -733,6 +746,7 @@ async def open_channel(spec: BotSpec, process: BotProcess | None, timeout_s: flo
         return grpc.aio.insecure_channel(spec.address, options=list(CHANNEL_OPTIONS))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
+    looks = 0
     while (target := process.connect_target()) is None:
         if (code := process.exit_code()) is not None:
             raise await _exited_early(spec, process, code)
@@ -740,9 +754,10 @@ async def open_channel(spec: BotSpec, process: BotProcess | None, timeout_s: flo
             raise _start_error(
                 spec, process, f"did not report SERVING within {timeout_s:g} s (no socket at its address){_address_note(process)}"
             )
-        # A look inside the sandbox costs a few system calls: as often as an unsandboxed
-        # bot's socket is looked for (wait_serving), so that SERVING is noticed as soon.
-        await asyncio.sleep(SOCKET_POLL_S)
+        # As often as an unsandboxed bot's socket is looked for (wait_serving), so that
+        # SERVING is noticed as soon.
+        await _before_next_look(process, looks)
+        looks += 1
     return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
 
 
@@ -776,6 +791,7 @@ async def wait_serving(
     )
     refused_since: float | None = None
     wrong_address_seen = False
+    looks = 0
     # What the health service last answered, if it ever did.
     answered = ""
     while True:
@@ -797,7 +813,9 @@ async def wait_serving(
         if socket_path is not None:
             if not os.path.exists(socket_path):
                 last = "no socket at its address yet"
-                await asyncio.sleep(SOCKET_POLL_S)
+                assert process is not None  # socket_path is only set for a launched bot
+                await _before_next_look(process, looks)
+                looks += 1
                 continue
             socket_path = None  # there: from now on gRPC's own retries apply
         # Ask both names every time: a bot may say NOT_SERVING for its BotService while it

@@ -108,6 +108,11 @@ class BotProcess(Protocol):
         """Wait up to ``timeout_s`` until all the bot's output has been read."""
         ...
 
+    async def new_output(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` until the bot writes something (or its output closes); at
+        once if it has since this was last called."""
+        ...
+
     async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """End the process and everything it started; idempotent."""
         ...
@@ -157,12 +162,15 @@ class _TailProtocol(asyncio.Protocol):
         self.sink: BinaryIO | None = None
         self.sink_left = 0
         self.paused = False
+        #: Set when something is read (or the pipe closes), for :meth:`LocalBotProcess.new_output`.
+        self.wrote = asyncio.Event()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
+        self.wrote.set()
         buf = self.buffer
         buf += data
         if len(buf) > 2 * self.limit:
@@ -206,6 +214,7 @@ class _TailProtocol(asyncio.Protocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.wrote.set()
         self._end_sink()
         if not self.closed.done():
             self.closed.set_result(None)
@@ -424,6 +433,19 @@ class LocalBotProcess:
         if self._tail is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._tail.closed), timeout_s)
+
+    async def new_output(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` until the bot writes something (or its output closes); at
+        once if it has since this was last called."""
+        if self._tail is None:
+            await asyncio.sleep(timeout_s)
+            return
+        wrote = self._tail.wrote
+        if not wrote.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout_s):
+                    await wrote.wait()
+        wrote.clear()
 
     async def _attach_output(self) -> None:
         assert self._proc.stdout is not None
