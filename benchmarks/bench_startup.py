@@ -15,7 +15,11 @@ prints the p50 and p95 of the whole, then a breakdown, each part's median:
   wall clock on a busy machine), the least of ``--n`` each: the interpreter's start
   (``python -c pass``), the imports of ``grpc``, of ``protobuf`` with our messages, of the
   ``sdk`` (which holds both) and of the sample bot, and the SDK server's start in a process
-  that has imported everything (wall time).
+  that has imported everything (wall time);
+- **three bots started at once**, as a tournament's worker starts a match's bots
+  (:func:`referee.bots.start_bots`): the wall time until all three serve, and the CPU the
+  referee itself spent meanwhile (every thread of its process: looking for the sockets, the
+  channels, the health checks).
 
 With ``--old REV`` (e.g. ``main``) it runs the same measurement on that commit's code too,
 interleaved with this tree's (each side in a subprocess with its packages on ``PYTHONPATH``,
@@ -130,6 +134,23 @@ async def _one(sandboxed: bool, tmp: str) -> tuple[float, dict[str, float]]:
     }
 
 
+async def _together(sandboxed: bool, tmp: str, k: int = 3) -> tuple[float, float]:
+    """``k`` bots started at once, as a tournament's worker starts a match's bots: the wall
+    time until all serve, and the referee's own CPU meanwhile (every thread of this process)."""
+    from referee.bots import close_bots, start_bots
+    from referee.bots.process import LocalLauncher
+    from referee.bots.sandbox import SandboxConfig
+
+    launcher = LocalLauncher(tmp_root=tmp, sandbox=SandboxConfig(env=("PYTHONPATH",)) if sandboxed else None)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    t = time.perf_counter()
+    handles = await start_bots([BOT] * k, launcher=launcher)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    await close_bots(handles)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def measure(n: int, sandboxed: bool) -> dict[str, Any]:
     """Every figure of one side (this process's code), as JSON-ready data."""
     totals: list[float] = []
@@ -140,6 +161,7 @@ def measure(n: int, sandboxed: bool) -> dict[str, Any]:
             totals.append(total)
             for k, v in got.items():
                 parts.setdefault(k, []).append(v)
+        together = [asyncio.run(_together(sandboxed, tmp)) for _ in range(max(3, n // 2))]
     # The fastest of n, for the parts measured apart: on a busy machine the least disturbed.
     apart = {"interpreter start (CPU)": min(_cpu("pass") for _ in range(n))}
     for name, code in IMPORTS.items():
@@ -156,6 +178,10 @@ def measure(n: int, sandboxed: bool) -> dict[str, Any]:
         "totals": totals,
         "parts": {k: statistics.median(v) for k, v in parts.items()},
         "apart": apart,
+        "together": {
+            "all three SERVING, p50": statistics.median(w for w, _ in together),
+            "the referee's CPU, p50": statistics.median(c for _, c in together),
+        },
     }
 
 
@@ -197,19 +223,25 @@ def main(argv: list[str] | None = None) -> int:
     def merged(runs: list[dict[str, Any]]) -> dict[str, float]:
         totals = [t for r in runs for t in r["totals"]]
         row = {"launch to SERVING, p50": _pct(totals, 0.5), "launch to SERVING, p95": _pct(totals, 0.95)}
-        for key in ("parts", "apart"):
-            for k in runs[0][key]:
+        for key in ("parts", "apart", "together"):
+            for k in runs[0].get(key, {}):
                 row[k] = statistics.median(r[key][k] for r in runs)
         return row
 
     table = {name: merged(runs) for name, runs in got.items()}
     names = list(table)
+    # Each group's heading, before its first row (an older tree may lack a group).
+    first = {}
+    for key, heading in (("parts", "  of which:"), ("apart", "  measured apart:"), ("together", "  three bots started at once, as a worker starts a match's:")):
+        rows = got[names[-1]][0][key]
+        if rows:
+            first[next(iter(rows))] = heading
     head = f"{'ms':<30}" + "".join(f"{n:>16}" for n in names) + (f"{'new/old':>9}" if len(names) == 2 else "")
     print("\n" + head)
-    for i, k in enumerate(table[names[0]]):
-        if i in (2, 5):
-            print(f"{'  measured apart:' if i == 5 else '  of which:'}")
-        vals = [table[n][k] for n in names]
+    for k in table[names[-1]]:
+        if k in first:
+            print(first[k])
+        vals = [table[n].get(k, float("nan")) for n in names]
         ratio = f"{vals[1] / vals[0]:9.2f}" if len(vals) == 2 and vals[0] else ""
         print(f"{k:<30}" + "".join(f"{v * 1000:>16.1f}" for v in vals) + ratio)
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
