@@ -727,10 +727,17 @@ async def _before_next_look(process: BotProcess, looks: int) -> None:
 
     Soon at first (a compiled bot serves within milliseconds), then less and less often, up
     to :data:`SOCKET_POLL_MAX_S`: each look costs the referee a wake-up, and several bots
-    starting at once on a busy machine made hundreds of them. Any output of the bot ends the
-    wait at once: an SDK bot writes its start line once it serves.
+    starting at once on a busy machine made hundreds of them. Output of the bot ends the
+    wait early (an SDK bot writes its start line once it serves), but never before
+    :data:`SOCKET_POLL_S`: a bot that writes without pause does not make the referee look
+    any more often than that.
     """
-    await process.new_output(min(SOCKET_POLL_MAX_S, SOCKET_POLL_S * 1.5**looks))
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    # The exponent is capped: a start may take thousands of looks (a long --startup-timeout).
+    await process.new_output(min(SOCKET_POLL_MAX_S, SOCKET_POLL_S * 1.5 ** min(looks, 16)))
+    if (rest := SOCKET_POLL_S - (loop.time() - t0)) > 0:
+        await asyncio.sleep(rest)
 
 
 async def open_channel(spec: BotSpec, process: BotProcess | None, timeout_s: float) -> grpc.aio.Channel:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import referee.cli.commands  # noqa: F401  (registers the commands)
-from referee.bots import parse_bot_spec
-from referee.bots.process import LocalLauncher
+from referee.bots import BotSpec, parse_bot_spec, start_bot
+from referee.bots.client import SOCKET_POLL_S
+from referee.bots.process import LocalBotProcess, LocalLauncher
 from referee.cli.app import app
 from tests.polling import poll_until_async
 
@@ -107,3 +109,47 @@ def test_match_shows_the_last_output_of_a_bot_that_faulted(tmp_path: Path) -> No
     assert "hostile bot: dying on decision 2" in out
     # Only faulty bots' output is shown.
     assert "last output of #1" not in out
+
+
+#: Writes on stderr without pause for a while, then serves as the sample bot ``random``.
+CHATTY = (
+    "import sys, time\n"
+    "end = time.monotonic() + 0.6\n"
+    "while time.monotonic() < end: sys.stderr.write('warming up\\n'); sys.stderr.flush()\n"
+    "import sample_bots.random, sdk\n"
+    "sdk.run(sample_bots.random.RandomBot)\n"
+)
+
+
+def test_a_bot_that_writes_without_pause_while_it_starts_is_looked_for_no_more_often(tmp_path: Path) -> None:
+    # Output ends the referee's wait for a starting bot's socket early; a bot that never stops
+    # writing must not turn that wait into a busy loop.
+    looks: list[float] = []
+
+    class Counting(LocalLauncher):
+        async def launch(self, spec: BotSpec) -> LocalBotProcess:
+            process = await super().launch(spec)
+            real = process.new_output
+
+            async def counted(timeout_s: float) -> None:
+                looks.append(time.monotonic())
+                await real(timeout_s)
+
+            process.new_output = counted  # type: ignore[method-assign]
+            return process
+
+    script = tmp_path / "chatty.py"
+    script.write_text(CHATTY)
+
+    async def scenario() -> tuple[str, float]:
+        t0 = time.monotonic()
+        handle = await start_bot(shlex.join([sys.executable, str(script)]), launcher=Counting(tmp_root=str(tmp_path)))
+        try:
+            return handle.identity.name, time.monotonic() - t0
+        finally:
+            await handle.close()
+
+    name, took = asyncio.run(scenario())
+    assert name == "random"
+    assert len(looks) > 10  # it did wait, and looked again and again
+    assert len(looks) <= took / SOCKET_POLL_S + 2, f"{len(looks)} looks in {took:.2f} s"
