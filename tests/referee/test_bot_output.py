@@ -151,5 +151,5 @@ def test_a_bot_that_writes_without_pause_while_it_starts_is_looked_for_no_more_o
 
     name, took = asyncio.run(scenario())
     assert name == "random"
-    assert len(looks) > 10  # it did wait, and looked again and again
+    assert len(looks) > 3  # it did wait, and looked again and again
     assert len(looks) <= took / SOCKET_POLL_S + 2, f"{len(looks)} looks in {took:.2f} s"
