@@ -554,6 +554,10 @@ class BotHandle:
         self._play: grpc.aio.StreamStreamMultiCallable[PlayRequestOut, bot_pb2.PlayResponse] = channel.stream_stream(
             PLAY_METHOD, request_serializer=_serialize_request, response_deserializer=bot_pb2.PlayResponse.FromString
         )
+        #: The deal seeds of the matches this process has been seated in: what it may remember.
+        #: A tournament never seats it at another match of those deals (one deal is played in
+        #: every rotation of the seats, and the same cards dealt again would be known cards).
+        self.deals: set[int] = set()
         self._closed = False
         # Open streams, so that closing the bot drops those still lingering after match end.
         self._streams: weakref.WeakSet[SeatStream] = weakref.WeakSet()

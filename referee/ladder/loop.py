@@ -10,7 +10,8 @@ beside the web service, and stops it with SIGTERM. It is the only writer of resu
   queue at the next start;
 - the **scheduler** feeds the runner's :class:`~referee.tournament.runner.LocalPool` lazily:
   each time a worker is free it gets the next rotation of the table it is at (its bots are
-  running), or, with none left, a new table (:mod:`referee.ladder.scheduler`), whose seed's
+  running; those that played the table's deal are started again, as they could remember
+  its cards), or, with none left, a new table (:mod:`referee.ladder.scheduler`), whose seed's
   commitment is stored before it is played; the pool reads the feed on only when no table
   with rotations left is free of another worker. Each result is committed with the live ratings it moves, in one transaction,
   with SIGINT and SIGTERM held back for those milliseconds; a match killed in flight

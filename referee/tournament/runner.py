@@ -4,8 +4,10 @@ The executor is a pool of worker processes (the Python referee is CPU-bound, so 
 would share one core). Each worker keeps its bots running across the matches it plays
 (no launch per match) and sends back one plain result per match; the parent alone writes
 the database, one transaction per match. The parent hands the matches out table by table
-(:class:`_Plan`): a worker plays on at its table, every rotation of a deal and deal after
-deal, so that a bot starts about once per table and worker, not once per match. A killed run loses only the matches in flight,
+(:class:`_Plan`): a worker plays on at its table, deal after deal, so that a bot starts a
+few times per table and worker, not once per match. A bot process plays one rotation of a
+deal at most (:func:`_remembers`): the deal's other rotations go to other workers, or to
+bots the worker starts again. A killed run loses only the matches in flight,
 which the next run plays again from the same seeds.
 
 Nothing a worker does can block the parent: each worker has a pipe of its own (no shared
@@ -79,6 +81,11 @@ BOT_OUTPUT_BYTES = 1024 * 1024
 MAX_KEPT_BOTS = 12
 #: Groups of tasks (tables) a free worker looks at when it chooses its next one.
 PLAN_LOOKAHEAD = 16
+#: Tasks of its table a free worker looks through for one whose deal its bots have not
+#: played (:meth:`_Plan._pop`): a whole table of three, 40 deals deep. An SPRT test's feed is
+#: one group, so this is also how far a worker may play ahead of the first task not handed
+#: out (20 deals of six matches; the test counts whole deals, in order).
+PLAN_DEAL_SCAN = 120
 #: Tasks a free worker reads on past the other workers' tables to find a table of its own;
 #: then it joins one of theirs. (The arena's feed never ends and schedules a table at each
 #: read: with two bots every table is theirs, and an unbounded read never came back.)
@@ -385,7 +392,7 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
             why[s] = "disqualified"
             continue
         h = handles.get(b.name)
-        if h is not None and not h.alive:
+        if h is not None and (not h.alive or _remembers(h, task.match.seed)):
             await h.close()
             del handles[b.name]
         if b.name in handles:
@@ -419,6 +426,9 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
     settings = TournamentSettings.from_dict(task.settings)
     config = MatchConfig(settings.rules, settings.time_control, settings.fault_policy, settings.max_strikes)  # type: ignore[arg-type]
     players = [handles[names[s]] for s in present]
+    for h in players:
+        # Before the first card: a match that fails halfway has still shown some of the deal.
+        h.deals.add(task.match.seed)
     if task.output_dir:
         os.makedirs(task.output_dir, mode=0o700, exist_ok=True)
     # Named by the seat in the match played (the log's seat), which is what a replay shows.
@@ -437,6 +447,19 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
     return TaskResult(
         key, True, result, "", time.monotonic() - started, startup, start_failures=failures, started=ok_names
     )
+
+
+def _remembers(handle: BotHandle, seed: int) -> bool:
+    """Whether ``handle``'s process has played the deal ``seed`` and so may know its cards.
+
+    The rotations of a deal deal the same cards to other seats (duplicate deals), and a bot
+    kept running could remember in one rotation what it saw in another: whose hand it held,
+    which cards the stock gave. So a bot process is seated at one match of a deal at most; for
+    another it is started again, with nothing of the last one's memory (the sandbox gives each
+    start a new scratch folder). A bot at an address is not ours to restart: whoever runs it
+    decides what it keeps.
+    """
+    return handle.process is not None and seed in handle.deals
 
 
 async def _evict(handles: dict[str, BotHandle], starting: int, needed: set[str]) -> None:
@@ -540,6 +563,9 @@ class _Slot:
     quiet_deadline: float = 0.0
     #: The bots the worker has running, as far as the parent knows, least recently used first.
     bots: dict[str, None] = field(default_factory=dict)
+    #: The deal seeds each of those bots has played (the worker starts one again for any of
+    #: them: :func:`_remembers`).
+    deals: dict[str, set[int]] = field(default_factory=dict)
     #: The group (table) of tasks it plays, while that has tasks left.
     group: tuple[str, ...] | None = None
     #: Whether the worker has said it is up (its imports done, its event loop running).
@@ -547,12 +573,23 @@ class _Slot:
 
     def note(self, task: MatchTask, r: TaskResult) -> None:
         """What a finished task tells of the bots the worker keeps (see :func:`_evict`)."""
+        seed = task.match.seed
         for b in task.bots:
+            kept = b.name in self.bots
             self.bots.pop(b.name, None)
+            seen = self.deals.pop(b.name, set())
             if b.name in r.started:
                 self.bots[b.name] = None
+                # As the worker decides (_play_task): a bot that had played this deal was
+                # started again, and remembers this match only.
+                self.deals[b.name] = (seen if kept and seed not in seen else set()) | {seed}
         while len(self.bots) > MAX_KEPT_BOTS:
+            self.deals.pop(next(iter(self.bots)), None)
             del self.bots[next(iter(self.bots))]
+
+    def fresh(self, task: MatchTask) -> bool:
+        """Whether ``task`` needs no bot this worker has running started again for its deal."""
+        return not any(task.match.seed in self.deals.get(b.name, ()) for b in task.bots)
 
 
 class _Plan:
@@ -560,8 +597,10 @@ class _Plan:
 
     Starting a bot costs far more than a decision, and a worker keeps its bots running from
     one match to the next. So the tasks are grouped by table (the bots they seat, in the
-    feed's order within a group), and a worker plays on at the table it is at (every rotation
-    of a deal, then the next deal) while that has tasks; then it moves to the table, among the
+    feed's order within a group), and a worker plays on at the table it is at while that has
+    tasks: the first of its tasks, among the first :data:`PLAN_DEAL_SCAN`, whose deal its bots
+    have not played (another rotation of a deal they played would need them started again,
+    :func:`_remembers`), or else the first; then it moves to the table, among the
     first :data:`PLAN_LOOKAHEAD` that no other worker is at, whose bots it has most of
     running (the first of those in the feed's order). Only when every table with tasks left
     has a worker does it join one, so that the last table is shared rather than waited for.
@@ -569,13 +608,18 @@ class _Plan:
     changes nothing of its result: its seed and seats are the schedule's.
 
     ``keep_order`` plays the feed as it comes instead (an SPRT test counts its deals in
-    order, and stops at a deal boundary). A lazy feed (the ladder's) is read only when no
-    table is free: each read may schedule a new table.
+    order, and stops at a deal boundary), as one group: a worker skips only the tasks whose
+    deal its bots have played, so it runs at most :data:`PLAN_DEAL_SCAN` tasks ahead. A lazy
+    feed (the ladder's) is read only when no table is free: each read may schedule a new table.
     """
 
-    def __init__(self, feed: Iterator[MatchTask], *, keep_order: bool = False) -> None:
+    def __init__(self, feed: Iterator[MatchTask], *, keep_order: bool = False, scheduled: bool = True) -> None:
         self._feed = feed
         self._keep_order = keep_order
+        #: The feed is a schedule made in advance (a tournament's), which may be read ahead
+        #: for a task whose deal a worker's bots have not played; a lazy feed (the ladder's)
+        #: makes each task when it is read, from what it knows then, and is not.
+        self._scheduled = scheduled
         self.exhausted = False
         self.retries: deque[MatchTask] = deque()
         self._groups: dict[tuple[str, ...], deque[MatchTask]] = {}
@@ -598,9 +642,18 @@ class _Plan:
         self._groups.setdefault(key, deque()).append(t)
         return key
 
-    def _pop(self, key: tuple[str, ...]) -> MatchTask:
+    def _pop(self, key: tuple[str, ...], slot: _Slot) -> MatchTask:
+        # The first of the group whose deal the worker's bots have not played, among the
+        # first few: a worker's bots play one rotation of each deal and leave the others to
+        # other workers, or to bots it starts later (_remembers). Only when none is near the
+        # front does it take the first, starting those bots again.
         group = self._groups[key]
-        t = group.popleft()
+        i = next((k for k, t in enumerate(itertools.islice(group, PLAN_DEAL_SCAN)) if slot.fresh(t)), None)
+        # A schedule may hold more of this table: read on while it does.
+        while i is None and self._scheduled and len(group) < PLAN_DEAL_SCAN and self._read() == key:
+            i = len(group) - 1 if slot.fresh(group[-1]) else None
+        t = group[i or 0]
+        del group[i or 0]
         if not group:
             del self._groups[key]
         return t
@@ -610,7 +663,7 @@ class _Plan:
         if self.retries:
             return self.retries.popleft()
         if slot.group is not None and slot.group in self._groups:
-            return self._pop(slot.group)
+            return self._pop(slot.group, slot)
         taken = {o.group for o in others if o.group is not None}
         reads = 0
         while not any(k not in taken for k in self._groups) and reads < PLAN_READ_AHEAD:
@@ -619,7 +672,7 @@ class _Plan:
             if key is None:
                 break
             if key == slot.group:  # the feed held more of this worker's table
-                return self._pop(key)
+                return self._pop(key, slot)
         if not self._groups:
             return None
         # The other workers' tables do not count toward the look-ahead: they are never free.
@@ -631,7 +684,7 @@ class _Plan:
 
         key = min(free, key=missing)  # min keeps the first of equals: the feed's order
         slot.group = key
-        return self._pop(key)
+        return self._pop(key, slot)
 
 
 class LocalPool:
@@ -674,7 +727,7 @@ class LocalPool:
         chosen from the latest results. The run ends when the feed is exhausted and every
         task it gave has finished.
         """
-        todo = _Plan(iter(tasks), keep_order=self.keep_order)
+        todo = _Plan(iter(tasks), keep_order=self.keep_order, scheduled=isinstance(tasks, Sized))
         if todo._read() is None:
             return
 

@@ -7,8 +7,10 @@ particular is that the run stops at the test's verdict, at a deal boundary: a de
 all its matches are stored, deals count in order, and the test is asked after each one.
 
 The test's state is never stored: :meth:`SprtMonitor.from_store` recomputes it from the stored
-results in deal order, so a run that was killed (or played matches past the verdict, with
-``-j`` above 1) continues exactly the same test, and reaches exactly the same verdict.
+results in deal order, so a run that was killed (or played matches past the verdict: a
+worker plays ahead to matches whose deal its bots have not played, see
+:class:`~referee.tournament.runner._Plan`) continues exactly the same test, and reaches
+exactly the same verdict.
 """
 
 from __future__ import annotations

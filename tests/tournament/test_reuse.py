@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from referee.tournament.runner import (
+    PLAN_DEAL_SCAN,
     PLAN_READ_AHEAD,
     LocalPool,
     MatchTask,
@@ -82,10 +83,18 @@ def test_a_worker_plays_on_at_its_table_and_two_workers_take_two_tables() -> Non
         # A table's matches in one run of the worker's list: every rotation of every deal.
         runs = [tab for k, tab in enumerate(tables) if k == 0 or tables[k - 1] != tab]
         assert len(runs) == len(set(runs)), tables
-        # Within a table, the schedule's order (deal, then rotation).
+        # Within a table, one rotation of each deal (in the schedule's order) per start of
+        # its bots, which play no deal twice: three rotations, three starts.
         for tab in set(tables):
-            keys = [t.match.key for t in ts if t.match.table == tab]
-            assert keys == sorted(keys)
+            runs_of_bots: list[list[MatchTask]] = []  # the matches of each start of the bots
+            for t in (t for t in ts if t.match.table == tab):
+                if not runs_of_bots or t.match.seed in {u.match.seed for u in runs_of_bots[-1]}:
+                    runs_of_bots.append([])
+                runs_of_bots[-1].append(t)
+            assert len(runs_of_bots) == 3, [[t.match.key for t in run] for run in runs_of_bots]
+            for run in runs_of_bots:
+                keys = [t.match.key for t in run]
+                assert keys == sorted(keys) and len({t.match.rotation for t in run}) == 1, keys
     # The workers never share a table: each of the 4 is played by one worker only.
     owners = {t.match.table: w for w, ts in got.items() for t in ts}
     assert Counter(owners.values()) == Counter({0: 2, 1: 2})
@@ -128,6 +137,46 @@ def test_retries_come_first_and_keep_order_keeps_the_order() -> None:
     assert plan.take(slots[0], [slots[1]]) is None
 
 
+def _starts(played: list[MatchTask]) -> int:
+    """Bot starts a worker needs for ``played``, in order: one for each bot not yet running or
+    whose process played that deal already (the worker's rule, runner._remembers)."""
+    deals: dict[str, set[int]] = {}
+    n = 0
+    for t in played:
+        for b in t.bots:
+            if b.name not in deals or t.match.seed in deals[b.name]:
+                deals[b.name] = set()
+                n += 1
+            deals[b.name].add(t.match.seed)
+    return n
+
+
+def test_an_sprt_test_s_workers_play_a_few_deals_ahead_rather_than_start_bots_for_each_match() -> None:
+    # Two tables (new and old, each with the field's bot f) share each deal, two rotations
+    # each: a process of f plays one of a deal's four matches.
+    sprt = [_with_bots(MatchTask(m, "", (), {})) for m in build_sprt_schedule("new", "old", ("f",), 60, 5)]
+    plan = _Plan(iter(sprt), keep_order=True)
+    slots = [_slot(), _slot()]
+    left = [t.match.key for t in sprt]  # not handed out yet, in the test's order
+    got: list[list[MatchTask]] = [[], []]
+    for k in itertools.count():
+        w = k % 2
+        t = plan.take(slots[w], [slots[1 - w]])
+        if t is None:
+            break
+        # Deals still finish near the order the test counts them in: a worker skips fewer
+        # than PLAN_DEAL_SCAN matches not handed out yet.
+        assert left.index(t.match.key) < PLAN_DEAL_SCAN
+        left.remove(t.match.key)
+        got[w].append(t)
+        _finish(slots[w], t)
+    assert not left
+    starts = sum(_starts(ts) for ts in got)
+    # Once per match would be 480. The fewest possible is 8: f plays in four matches of each
+    # deal, so four processes of it, and new and old two each.
+    assert 8 <= starts <= 12, starts
+
+
 def test_a_lazy_feed_is_read_only_when_no_table_is_free() -> None:
     tasks = [_with_bots(t) for t in _tasks(["a", "b", "c", "d"], 2, 2)]
     read: list[str] = []
@@ -137,7 +186,7 @@ def test_a_lazy_feed_is_read_only_when_no_table_is_free() -> None:
             read.append(t.match.key)
             yield t
 
-    plan = _Plan(feed())
+    plan = _Plan(feed(), scheduled=False)
     one, other = _slot(), _slot()
     t = plan.take(one, [other])
     assert t is not None and read == [t.match.key]
@@ -157,7 +206,7 @@ def test_a_feed_of_one_table_only_is_read_a_bounded_way_ahead() -> None:
             read.append(i)
             yield t
 
-    plan = _Plan(feed())
+    plan = _Plan(feed(), scheduled=False)
     one, other = _slot(), _slot()
     assert plan.take(one, [other]) is not None
     # No table of its own ahead: the second worker joins the first's, a few reads on.
@@ -196,6 +245,6 @@ def test_table_by_table_plays_the_same_matches_as_the_plain_order(pairs: Path, t
     assert report.played == len(order) == 12 and not report.failed
     assert outcomes(planned) == outcomes(plain)
     assert _logs(planned) == _logs(plain) and len(_logs(plain)) == 12
-    # Each worker starts bots for at most the three tables (three pairs, two workers):
-    # never once per match.
-    assert 2 <= sum(1 for s in starts if s > 0) <= 6
+    # A bot process plays one of a deal's two rotations, so each of the three tables (pairs)
+    # has its bots started twice, four times if the two workers share it: never once per match.
+    assert 2 <= sum(1 for s in starts if s > 0) <= 8
