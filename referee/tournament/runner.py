@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from referee.bots.process import LocalLauncher
 from referee.bots.sandbox import SandboxConfig, SandboxStatus, probe
@@ -86,6 +86,9 @@ PLAN_LOOKAHEAD = 16
 #: one group, so this is also how far a worker may play ahead of the first task not handed
 #: out (20 deals of six matches; the test counts whole deals, in order).
 PLAN_DEAL_SCAN = 120
+#: Matches ahead of needing them again that a worker starts spare processes of its table's
+#: bots, while it plays (:meth:`_Plan.restarts_after`): a start takes a few matches' time.
+PRESTART_AHEAD = 8
 #: Tasks a free worker reads on past the other workers' tables to find a table of its own;
 #: then it joins one of theirs. (The arena's feed never ends and schedules a table at each
 #: read: with two bots every table is theirs, and an unbounded read never came back.)
@@ -124,6 +127,9 @@ class MatchTask:
     tmp_root: str | None = None
     #: Folder for the bots' output of this match ("" keeps none).
     output_dir: str = ""
+    #: Bots of this match to start a spare process of while it plays: the plan expects the
+    #: worker to need them started again for its next match (:meth:`_Plan.restarts_after`).
+    prestart: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,13 +384,62 @@ def _keep_output(handle: BotHandle, path: str | None) -> None:
         handle.process.keep_output(path, BOT_OUTPUT_BYTES)
 
 
-async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Callable[[object], None]) -> TaskResult:
+#: A worker's spare bot processes, by bot name: started while a match plays, for the next.
+Spares: TypeAlias = dict[str, "asyncio.Task[BotHandle]"]
+
+
+async def _discard(spare: asyncio.Task[BotHandle]) -> None:
+    """Stop a spare that will not be used, started or still starting."""
+    spare.cancel()
+    try:
+        h = await spare
+    except BaseException:  # cancelled, or it failed to start: nothing is left running
+        if not spare.done():  # this coroutine itself was cancelled: pass that on
+            raise
+        return
+    await h.close()
+
+
+async def discard_spares(spares: Spares, keep: Iterable[str] = ()) -> None:
+    """Stop the spares whose bots are not in ``keep``."""
+    kept = set(keep)
+    names = [n for n in spares if n not in kept]
+    await asyncio.gather(*(_discard(spares.pop(n)) for n in names))
+
+
+async def _start_fresh(b: BotLaunch, launcher: LocalLauncher, spares: Spares) -> BotHandle:
+    """The bot's spare if it has one that came up (waiting for it if it is still starting),
+    else a bot started now."""
+    from referee.faults import BotError
+
+    spare = spares.pop(b.name, None)
+    if spare is not None:
+        try:
+            h = await spare
+        except BotError:
+            pass  # started again below: a bot that cannot start says why there
+        else:
+            if h.alive and not h.deals:
+                return h
+            await h.close()
+    return await _start(b, launcher)
+
+
+async def _play_task(
+    task: MatchTask, handles: dict[str, BotHandle], send: Callable[[object], None], spares: Spares | None = None
+) -> TaskResult:
+    """Play one task with the worker's running bots (``handles``, updated: started, started
+    again, stopped), and its spares, if it keeps any."""
     from referee.faults import BotError
     from referee.match import MatchConfig, play_match
 
     key = task.match.key
     started = time.monotonic()
     launcher = _launcher_for(task)
+    # Spares only for a caller that keeps them (the local pool's worker): none would stop them.
+    keeps_spares = spares is not None
+    spares = {} if spares is None else spares
+    await discard_spares(spares, keep=(b.name for b in task.bots if b.name not in task.absent))
     why: dict[int, str] = {}
     to_start: list[BotLaunch] = []
     for s, b in enumerate(task.bots):
@@ -401,7 +456,7 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
             to_start.append(b)
     await _evict(handles, len(to_start), {b.name for b in task.bots})
     t0 = time.monotonic()
-    outcomes = await asyncio.gather(*(_start(b, launcher) for b in to_start), return_exceptions=True)
+    outcomes = await asyncio.gather(*(_start_fresh(b, launcher, spares) for b in to_start), return_exceptions=True)
     startup = time.monotonic() - t0 if to_start else 0.0
     failures: dict[str, str] = {}
     for b, got in zip(to_start, outcomes, strict=True):
@@ -429,6 +484,11 @@ async def _play_task(task: MatchTask, handles: dict[str, BotHandle], send: Calla
     for h in players:
         # Before the first card: a match that fails halfway has still shown some of the deal.
         h.deals.add(task.match.seed)
+    for b in task.bots:
+        # Started while this match plays, on the cores its ping-pong leaves idle, so that the
+        # next match need not wait for them.
+        if keeps_spares and b.name in task.prestart and b.name in handles and b.name not in spares:
+            spares[b.name] = asyncio.create_task(_start(b, launcher))
     if task.output_dir:
         os.makedirs(task.output_dir, mode=0o700, exist_ok=True)
     # Named by the seat in the match played (the log's seat), which is what a replay shows.
@@ -500,6 +560,7 @@ async def _worker_loop(conn: Connection) -> None:
     from referee.bots import close_bots
 
     handles: dict[str, BotHandle] = {}
+    spares: Spares = {}
     loop = asyncio.get_running_loop()
     # The pipe is read when the loop sees it readable: a thread blocked in recv() would keep
     # the worker from exiting when it is told to stop.
@@ -522,7 +583,7 @@ async def _worker_loop(conn: Connection) -> None:
             started = time.monotonic()
             beats = asyncio.create_task(_heartbeat(conn, task.match.key))
             try:
-                r = await _play_task(task, handles, conn.send)
+                r = await _play_task(task, handles, conn.send, spares)
             except Exception as e:  # the infrastructure's: recorded, and the match is played again
                 r = TaskResult(task.match.key, False, {}, _short(describe_error(e)), time.monotonic() - started, infra=True)
             finally:
@@ -530,7 +591,7 @@ async def _worker_loop(conn: Connection) -> None:
             conn.send(("result", r))
     finally:
         loop.remove_reader(conn.fileno())
-        await close_bots(list(handles.values()))
+        await asyncio.gather(close_bots(list(handles.values())), discard_spares(spares))
 
 
 def _worker_main(conn: Connection, parent: int, probed: SandboxStatus | None = None) -> None:
@@ -573,23 +634,31 @@ class _Slot:
 
     def note(self, task: MatchTask, r: TaskResult) -> None:
         """What a finished task tells of the bots the worker keeps (see :func:`_evict`)."""
-        seed = task.match.seed
         for b in task.bots:
-            kept = b.name in self.bots
             self.bots.pop(b.name, None)
             seen = self.deals.pop(b.name, set())
             if b.name in r.started:
                 self.bots[b.name] = None
-                # As the worker decides (_play_task): a bot that had played this deal was
-                # started again, and remembers this match only.
-                self.deals[b.name] = (seen if kept and seed not in seen else set()) | {seed}
+                self.deals[b.name] = seen
+        self.deals.update(self.deals_after(task, only=r.started))
         while len(self.bots) > MAX_KEPT_BOTS:
             self.deals.pop(next(iter(self.bots)), None)
             del self.bots[next(iter(self.bots))]
 
-    def fresh(self, task: MatchTask) -> bool:
-        """Whether ``task`` needs no bot this worker has running started again for its deal."""
-        return not any(task.match.seed in self.deals.get(b.name, ()) for b in task.bots)
+    def deals_after(self, task: MatchTask, only: Iterable[str] | None = None) -> dict[str, set[int]]:
+        """The deals ``task``'s bots (those in ``only``) will have played once it is played, as
+        the worker decides (_play_task): a bot that had played its deal is started again and
+        remembers this match only."""
+        seed = task.match.seed
+        chosen = None if only is None else set(only)
+        names = [b.name for b in task.bots if chosen is None or b.name in chosen]
+        return {n: (self.deals[n] if n in self.deals and seed not in self.deals[n] else set()) | {seed} for n in names}
+
+    def fresh(self, task: MatchTask, deals: dict[str, set[int]] | None = None) -> bool:
+        """Whether ``task`` needs no bot this worker has running started again for its deal
+        (with ``deals``, the deals its bots will have played by then)."""
+        deals = self.deals if deals is None else deals
+        return not any(task.match.seed in deals.get(b.name, ()) for b in task.bots)
 
 
 class _Plan:
@@ -647,16 +716,48 @@ class _Plan:
         # first few: a worker's bots play one rotation of each deal and leave the others to
         # other workers, or to bots it starts later (_remembers). Only when none is near the
         # front does it take the first, starting those bots again.
+        i = self._first_fresh(key, slot)
         group = self._groups[key]
-        i = next((k for k, t in enumerate(itertools.islice(group, PLAN_DEAL_SCAN)) if slot.fresh(t)), None)
-        # A schedule may hold more of this table: read on while it does.
-        while i is None and self._scheduled and len(group) < PLAN_DEAL_SCAN and self._read() == key:
-            i = len(group) - 1 if slot.fresh(group[-1]) else None
         t = group[i or 0]
         del group[i or 0]
         if not group:
             del self._groups[key]
         return t
+
+    def _first_fresh(self, key: tuple[str, ...], slot: _Slot, deals: dict[str, set[int]] | None = None) -> int | None:
+        """Where in its group is the first task, of the first :data:`PLAN_DEAL_SCAN`, that
+        needs none of ``slot``'s bots started again (see :meth:`_Slot.fresh`)."""
+        group = self._groups[key]
+        i = next((k for k, t in enumerate(itertools.islice(group, PLAN_DEAL_SCAN)) if slot.fresh(t, deals)), None)
+        # A schedule may hold more of this table: read on while it does.
+        while i is None and self._scheduled and len(group) < PLAN_DEAL_SCAN and self._read() == key:
+            i = len(group) - 1 if slot.fresh(group[-1], deals) else None
+        return i
+
+    def restarts_after(self, slot: _Slot, task: MatchTask) -> tuple[str, ...]:
+        """The bots of ``task``, just handed to ``slot``, that the worker will soon have to
+        start again, as far as the plan can tell now: when at most :data:`PRESTART_AHEAD`
+        tasks of the table left are ones its bots could play after this one. (A lazy feed's
+        next task is not read yet: the table's next rotation, if it has one, is what a worker
+        at it gets next.)"""
+        key = self._key(task)
+        after = {**slot.deals, **slot.deals_after(task)}
+        if key not in self._groups and self._scheduled:
+            self._read()  # a schedule's next task may be this table's
+        if key not in self._groups:
+            if self._scheduled or self.exhausted or task.match.rotation + 1 >= len(task.match.seats):
+                return ()  # the table is done: the worker moves to another
+            return tuple(b.name for b in task.bots)
+        group = self._groups[key]
+        # The bots play one match of each deal they have not played: the matches they have left.
+        fresh = {t.match.seed for t in itertools.islice(group, PLAN_DEAL_SCAN) if slot.fresh(t, after)}
+        # A schedule may hold more of this table: read on until there are enough.
+        while len(fresh) <= PRESTART_AHEAD and self._scheduled and len(group) < PLAN_DEAL_SCAN and self._read() == key:
+            if slot.fresh(group[-1], after):
+                fresh.add(group[-1].match.seed)
+        if len(fresh) > PRESTART_AHEAD:
+            return ()
+        return tuple(b.name for b in task.bots if b.name in after and any(t.match.seed in after[b.name] for t in group))
 
     def take(self, slot: _Slot, others: Iterable[_Slot]) -> MatchTask | None:
         """The next task for the free worker ``slot`` (None: nothing is left to hand out)."""
@@ -746,6 +847,7 @@ class LocalPool:
                         if t is None:
                             continue
                         t = prepare(t) if prepare is not None else t
+                        t = dataclasses.replace(t, prestart=todo.restarts_after(s, t))
                         s.task = t
                         sent[t.match.key] = t
                         # A worker still booting is judged by its boot limit; once up, its

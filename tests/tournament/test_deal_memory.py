@@ -10,7 +10,9 @@ deal each match is.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import re
 import shutil
 import sys
@@ -19,11 +21,26 @@ from pathlib import Path
 
 import pytest
 
-from referee.tournament.runner import log_name
-from referee.tournament.schedule import schedule_for
+from referee.bots import BotHandle, close_bots
+from referee.tournament.runner import (
+    PRESTART_AHEAD,
+    BotLaunch,
+    MatchTask,
+    Spares,
+    TaskResult,
+    _Plan,
+    _play_task,
+    _Slot,
+    clean_leftovers,
+    discard_spares,
+    log_name,
+    pending_tasks,
+)
+from referee.tournament.schedule import build_schedule, schedule_for
+from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 
-from .conftest import SANDBOX, ok
+from .conftest import SANDBOX, make_tournament, ok
 
 MEMO = Path(__file__).resolve().parent / "bots" / "memo.py"
 TOKEN = re.compile(r"^MEMO ([0-9a-f]{32})$", re.MULTILINE)
@@ -69,3 +86,59 @@ def test_a_bot_process_never_plays_a_deal_twice(jobs: int, tmp_path: Path, submi
     # Processes are still kept from one deal to the next: two rotations need two processes
     # at least, and each worker needs no more than two.
     assert 2 <= len(played) <= 2 * jobs, dict(played)
+
+
+def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_plays(tmp_path: Path) -> None:
+    """The worker's own function (runner._play_task) with real bots: a match whose task says
+    ``prestart`` leaves spare processes of its bots behind; the next match, another rotation
+    of the same deal, plays with those spares (the kept processes played that deal) and stops
+    the old ones."""
+    folder = make_tournament(tmp_path / "t", TournamentSettings(table_size=2, games=1, seed=7, sandbox=SANDBOX), ["random", "greedy"], validate=False)
+    with TournamentStore.open(folder) as store:
+        clean_leftovers(store)
+        tasks = pending_tasks(store)[0]
+    first, second = tasks  # one deal, two rotations
+    assert first.match.seed == second.match.seed
+    names = tuple(b.name for b in first.bots)
+
+    async def scenario() -> None:
+        handles: dict[str, BotHandle] = {}
+        spares: Spares = {}
+        try:
+            r = await _play_task(dataclasses.replace(first, prestart=names), handles, lambda _m: None, spares)
+            assert r.ok and set(r.started) == set(names), r
+            assert set(spares) == set(names)
+            up = {n: await spares[n] for n in names}  # each spare once it is up (or its failure)
+            old = dict(handles)
+            r = await _play_task(second, handles, lambda _m: None, spares)
+            assert r.ok and r.has_log, r
+            for n in names:
+                assert handles[n] is up[n] and handles[n].alive  # the spare played
+                assert not old[n].alive  # the process that had played the deal is stopped
+                assert handles[n].deals == {second.match.seed}
+            assert not spares
+        finally:
+            await close_bots(list(handles.values()))
+            await discard_spares(spares)
+
+    asyncio.run(scenario())
+
+
+def test_the_plan_asks_for_spares_a_few_matches_before_a_worker_has_to_start_its_bots_again() -> None:
+    # One worker, one table of three, 12 deals: it plays the first rotation of every deal,
+    # then needs its bots started again for the second, and again for the third.
+    tasks = [MatchTask(m, "", tuple(BotLaunch(n, n, "") for n in m.seats), {}) for m in build_schedule(["a", "b", "c"], 3, 12, 7)]
+    plan = _Plan(iter(tasks))
+    slot = _Slot(None, None)  # type: ignore[arg-type]  # the plan reads only bots, deals and group
+    asked: list[bool] = []
+    restarted: list[bool] = []
+    while (t := plan.take(slot, [])) is not None:
+        asked.append(bool(plan.restarts_after(slot, t)))
+        restarted.append(not slot.fresh(t) or not slot.bots)
+        slot.note(t, TaskResult(t.match.key, True, started=t.match.seats))
+    starts = [k for k, r in enumerate(restarted) if r]
+    assert starts == [0, 12, 24], starts
+    # Spares are asked for in the PRESTART_AHEAD matches before each start again, and never
+    # otherwise (the last rotation needs no spares after it).
+    expected = [any(k < s <= k + PRESTART_AHEAD + 1 for s in starts[1:]) for k in range(len(tasks))]
+    assert asked == expected, [k for k, a in enumerate(asked) if a]
