@@ -518,8 +518,9 @@ def standings_command(
 
 
 DEMO_BOTS = ("random", "greedy", "threshold")
-#: Deals of the demo's one table: enough that starting its bots (once per bot and worker) is
-#: a small part of its time (8% with -j 2 on two cores), and still done in seconds.
+#: Deals of the demo's one table: enough that starting its bots (twice per bot and worker: a
+#: process plays one rotation of a deal) is a small part of its time (12% with -j 2 on two
+#: cores, bench_tournament.py), and still done in seconds.
 DEMO_GAMES = 40
 
 

@@ -8,7 +8,9 @@ same whatever played the matches.
 
 - **Workers.** One Ray actor (:class:`MatchWorker`) per CPU the cluster offers (or
   ``jobs``), each a process on some node that plays one match at a time and keeps its bots
-  running across matches, as a local worker does. It starts them next to itself, sandboxed
+  running across matches, as a local worker does (a process plays one rotation of a deal at
+  most, :func:`~referee.tournament.runner._remembers`; no spares are started ahead, since the
+  executor hands out matches without the local pool's plan). It starts them next to itself, sandboxed
   with the tournament's settings (the same :class:`~referee.bots.process.LocalLauncher`).
 - **Bots travel through Ray**, not a shared file system: the runner packs each bot's copied,
   hashed files (``bots/NAME`` in the tournament) into a tar, puts it in Ray's object store
