@@ -17,8 +17,8 @@ share. The machine's load average is printed too: other work on the cores lowers
 With ``--sandbox-cost`` it measures instead what the bots' sandbox costs: the same
 tournament with ``sandbox = "off"`` and ``"on"``, both with ``-j 2``, ``--reps`` times in
 turn, and the ratio of their rates (the aim: the sandbox costs at most 10%). Bots are
-reused across matches, so each sandbox is built once per bot and worker. (Its "cores busy"
-column undercounts the sandboxed run: a sandboxed bot's CPU time is reaped inside its
+reused across matches, so each sandbox is built once per bot, worker and rotation played
+(a process plays one rotation of a deal). (Its "cores busy" column undercounts the sandboxed run: a sandboxed bot's CPU time is reaped inside its
 sandbox, which is killed whole, so it never reaches this process's children's usage.)
 
 With ``--old REV`` (e.g. ``main``) it prints instead a before/after table in one run: that

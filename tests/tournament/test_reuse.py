@@ -1,5 +1,6 @@
 """Bots reused across matches: the pool hands a worker the tasks of the table it is at, so a
-bot starts once per table and worker rather than once per match, and changes no result.
+bot starts a few times per table and worker (a process plays one rotation of a deal) rather
+than once per match, and changes no result.
 
 The plan (:class:`referee.tournament.runner._Plan`) is tested on real schedules with no
 process; the whole run with real workers and bots, against the plain order."""
