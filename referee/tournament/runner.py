@@ -82,10 +82,13 @@ MAX_KEPT_BOTS = 12
 #: Groups of tasks (tables) a free worker looks at when it chooses its next one.
 PLAN_LOOKAHEAD = 16
 #: Tasks of its table a free worker looks through for one whose deal its bots have not
-#: played (:meth:`_Plan._pop`): a whole table of three, 40 deals deep. An SPRT test's feed is
-#: one group, so this is also how far a worker may play ahead of the first task not handed
-#: out (20 deals of six matches; the test counts whole deals, in order).
+#: played (:meth:`_Plan._pop`): a whole table of three, 40 deals deep.
 PLAN_DEAL_SCAN = 120
+#: The same for a plan that keeps the feed's order (an SPRT test's): a worker plays at most
+#: this many tasks ahead of the first not handed out, so the test's deals finish nearly in
+#: order and few matches are played past its verdict (with -j 1 and two seats, deal 30 of a
+#: test finishes after 78 matches instead of 60; with PLAN_DEAL_SCAN it would be 150).
+PLAN_ORDER_SCAN = 48
 #: Matches ahead of needing them again that a worker starts spare processes of its table's
 #: bots, while it plays (:meth:`_Plan.restarts_after`): a start takes a few matches' time.
 PRESTART_AHEAD = 8
@@ -678,7 +681,7 @@ class _Plan:
 
     ``keep_order`` plays the feed as it comes instead (an SPRT test counts its deals in
     order, and stops at a deal boundary), as one group: a worker skips only the tasks whose
-    deal its bots have played, so it runs at most :data:`PLAN_DEAL_SCAN` tasks ahead. A lazy
+    deal its bots have played, so it runs at most :data:`PLAN_ORDER_SCAN` tasks ahead. A lazy
     feed (the ladder's) is read only when no table is free: each read may schedule a new table.
     """
 
@@ -689,6 +692,8 @@ class _Plan:
         #: for a task whose deal a worker's bots have not played; a lazy feed (the ladder's)
         #: makes each task when it is read, from what it knows then, and is not.
         self._scheduled = scheduled
+        #: How far into a group a worker looks for such a task.
+        self._scan = PLAN_ORDER_SCAN if keep_order else PLAN_DEAL_SCAN
         self.exhausted = False
         self.retries: deque[MatchTask] = deque()
         self._groups: dict[tuple[str, ...], deque[MatchTask]] = {}
@@ -725,12 +730,13 @@ class _Plan:
         return t
 
     def _first_fresh(self, key: tuple[str, ...], slot: _Slot, deals: dict[str, set[int]] | None = None) -> int | None:
-        """Where in its group is the first task, of the first :data:`PLAN_DEAL_SCAN`, that
-        needs none of ``slot``'s bots started again (see :meth:`_Slot.fresh`)."""
+        """Where in its group is the first task, of the first few (:data:`PLAN_DEAL_SCAN`,
+        :data:`PLAN_ORDER_SCAN`), that needs none of ``slot``'s bots started again (see
+        :meth:`_Slot.fresh`)."""
         group = self._groups[key]
-        i = next((k for k, t in enumerate(itertools.islice(group, PLAN_DEAL_SCAN)) if slot.fresh(t, deals)), None)
+        i = next((k for k, t in enumerate(itertools.islice(group, self._scan)) if slot.fresh(t, deals)), None)
         # A schedule may hold more of this table: read on while it does.
-        while i is None and self._scheduled and len(group) < PLAN_DEAL_SCAN and self._read() == key:
+        while i is None and self._scheduled and len(group) < self._scan and self._read() == key:
             i = len(group) - 1 if slot.fresh(group[-1], deals) else None
         return i
 
@@ -750,9 +756,9 @@ class _Plan:
             return tuple(b.name for b in task.bots)
         group = self._groups[key]
         # The bots play one match of each deal they have not played: the matches they have left.
-        fresh = {t.match.seed for t in itertools.islice(group, PLAN_DEAL_SCAN) if slot.fresh(t, after)}
+        fresh = {t.match.seed for t in itertools.islice(group, self._scan) if slot.fresh(t, after)}
         # A schedule may hold more of this table: read on until there are enough.
-        while len(fresh) <= PRESTART_AHEAD and self._scheduled and len(group) < PLAN_DEAL_SCAN and self._read() == key:
+        while len(fresh) <= PRESTART_AHEAD and self._scheduled and len(group) < self._scan and self._read() == key:
             if slot.fresh(group[-1], after):
                 fresh.add(group[-1].match.seed)
         if len(fresh) > PRESTART_AHEAD:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from referee.tournament.runner import (
-    PLAN_DEAL_SCAN,
+    PLAN_ORDER_SCAN,
     PLAN_READ_AHEAD,
     LocalPool,
     MatchTask,
@@ -166,8 +166,8 @@ def test_an_sprt_test_s_workers_play_a_few_deals_ahead_rather_than_start_bots_fo
         if t is None:
             break
         # Deals still finish near the order the test counts them in: a worker skips fewer
-        # than PLAN_DEAL_SCAN matches not handed out yet.
-        assert left.index(t.match.key) < PLAN_DEAL_SCAN
+        # than PLAN_ORDER_SCAN matches not handed out yet.
+        assert left.index(t.match.key) < PLAN_ORDER_SCAN
         left.remove(t.match.key)
         got[w].append(t)
         _finish(slots[w], t)
