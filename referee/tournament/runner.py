@@ -729,23 +729,30 @@ class _Plan:
             del self._groups[key]
         return t
 
-    def _first_fresh(self, key: tuple[str, ...], slot: _Slot, deals: dict[str, set[int]] | None = None) -> int | None:
-        """Where in its group is the first task, of the first few (:data:`PLAN_DEAL_SCAN`,
-        :data:`PLAN_ORDER_SCAN`), that needs none of ``slot``'s bots started again (see
-        :meth:`_Slot.fresh`)."""
+    def _fresh(self, key: tuple[str, ...], slot: _Slot, deals: dict[str, set[int]] | None = None) -> Iterator[int]:
+        """Where in its group are the tasks, of the first few (:data:`PLAN_DEAL_SCAN`,
+        :data:`PLAN_ORDER_SCAN`), that need none of ``slot``'s bots started again (with
+        ``deals``, once they have played those; see :meth:`_Slot.fresh`). A schedule is read
+        on, as more are asked for, while it holds more of this table."""
         group = self._groups[key]
-        i = next((k for k, t in enumerate(itertools.islice(group, self._scan)) if slot.fresh(t, deals)), None)
-        # A schedule may hold more of this table: read on while it does.
-        while i is None and self._scheduled and len(group) < self._scan and self._read() == key:
-            i = len(group) - 1 if slot.fresh(group[-1], deals) else None
-        return i
+        k = 0
+        while k < self._scan:
+            if k == len(group) and not (self._scheduled and self._read() == key):
+                return
+            if slot.fresh(group[k], deals):
+                yield k
+            k += 1
+
+    def _first_fresh(self, key: tuple[str, ...], slot: _Slot) -> int | None:
+        """The first of :meth:`_fresh`, if any."""
+        return next(self._fresh(key, slot), None)
 
     def restarts_after(self, slot: _Slot, task: MatchTask) -> tuple[str, ...]:
         """The bots of ``task``, just handed to ``slot``, that the worker will soon have to
-        start again, as far as the plan can tell now: when at most :data:`PRESTART_AHEAD`
-        tasks of the table left are ones its bots could play after this one. (A lazy feed's
-        next task is not read yet: the table's next rotation, if it has one, is what a worker
-        at it gets next.)"""
+        start again, as far as the plan can tell now: when its bots, after this task, have at
+        most :data:`PRESTART_AHEAD` deals of the table left that they have not played. (A
+        lazy feed's next task is not read yet: the table's next rotation, if it has one, is
+        what a worker at it gets next.)"""
         key = self._key(task)
         after = {**slot.deals, **slot.deals_after(task)}
         if key not in self._groups and self._scheduled:
@@ -756,13 +763,11 @@ class _Plan:
             return tuple(b.name for b in task.bots)
         group = self._groups[key]
         # The bots play one match of each deal they have not played: the matches they have left.
-        fresh = {t.match.seed for t in itertools.islice(group, self._scan) if slot.fresh(t, after)}
-        # A schedule may hold more of this table: read on until there are enough.
-        while len(fresh) <= PRESTART_AHEAD and self._scheduled and len(group) < self._scan and self._read() == key:
-            if slot.fresh(group[-1], after):
-                fresh.add(group[-1].match.seed)
-        if len(fresh) > PRESTART_AHEAD:
-            return ()
+        left: set[int] = set()
+        for k in self._fresh(key, slot, after):
+            left.add(group[k].match.seed)
+            if len(left) > PRESTART_AHEAD:
+                return ()
         return tuple(b.name for b in task.bots if b.name in after and any(t.match.seed in after[b.name] for t in group))
 
     def take(self, slot: _Slot, others: Iterable[_Slot]) -> MatchTask | None:
