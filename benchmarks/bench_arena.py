@@ -6,7 +6,11 @@ Run ``python benchmarks/bench_arena.py`` (a few minutes on two cores). In one ru
 1. **Throughput**: the same two sample bots (greedy, random), the same rules and ``-j``,
    first as a tournament (``run_pending``), then as an arena's ladder (:class:`Ladder`,
    its versions made active directly so that only play is timed); matches per second of
-   each, and their ratio (the aim: at least 0.9).
+   each, and their ratio (the aim: at least 0.9). Then a ladder of ``--many`` versions (the
+   three sample bots, uploaded again and again), where a new choice of versions rarely seats
+   the bots a worker has running, so that starting bots is most of the cost: played in
+   series of one table (each choice a single deal) and of the arena's default
+   ``series_tables``, interleaved ``--reps-play`` times, with the medians' ratio.
 2. **The API at scale**: a synthetic arena of ``--versions`` versions and ``--matches``
    finished matches written straight into its store; the p95 of the leaderboard (built per
    request, then as the ladder keeps it built), the match list (all, one bot's), a match, a
@@ -78,14 +82,18 @@ def tournament_rate(root: Path, jobs: int, matches: int, sandbox: str) -> float:
     return report.played / elapsed
 
 
-def ladder_rate(root: Path, jobs: int, matches: int, sandbox: str) -> float:
-    """Matches per second of the ladder with the same bots (their versions made active directly)."""
-    folder = root / "arena"
-    create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox=sandbox)))
+def ladder_rate(root: Path, jobs: int, matches: int, sandbox: str, versions: int = 2, **settings: int) -> float:
+    """Matches per second of the ladder with ``versions`` versions of the sample bots (greedy
+    and random for two; made active directly), with these arena settings."""
+    folder = Path(tempfile.mkdtemp(prefix="arena-", dir=root))
+    create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox=sandbox), **settings))
+    kinds = ("greedy", "random", "threshold")
     with ArenaStore.open(folder) as store:
-        user, _ = add_user(store, "bench")
-        for src, fname in ((SAMPLES / "greedy.py", "greedy.py"), (SAMPLES / "random.py", "randbot.py")):
-            v = accept_upload(store, user, fname, src.read_bytes())
+        for i in range(versions):
+            user, _ = add_user(store, f"bench{i}")
+            # Not random.py: a bot file named after a standard module hides it from the bot.
+            name = "greedy.py" if versions == 2 and i == 0 else "randbot.py" if versions == 2 else f"{kinds[i % 3]}{i}.py"
+            v = accept_upload(store, user, name, (SAMPLES / f"{kinds[i % 3]}.py").read_bytes())
             store.set_status(v.id, "active")
     ladder = Ladder(folder, jobs)
     elapsed: list[float] = []
@@ -146,8 +154,11 @@ def synthetic_arena(folder: Path, n_versions: int, n_matches: int) -> ArenaStore
     return store
 
 
-def api_p95(folder: Path, reps: int) -> dict[str, float]:
-    """p95 in ms of the API's heavier reads, over real HTTP."""
+def api_p95(folder: Path, reps: int, versions: int, matches: int) -> dict[str, float]:
+    """p95 in ms of the API's heavier reads, over real HTTP, in the arena
+    :func:`synthetic_arena` made with ``versions`` and ``matches``."""
+    bot = f"bot{min(7, versions)}"
+    tables = matches // 2
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -165,11 +176,11 @@ def api_p95(folder: Path, reps: int) -> dict[str, float]:
         "leaderboard, built": "/api/v1/standings",
         "leaderboard, kept": "/api/v1/standings",
         "matches (newest 50)": "/api/v1/matches",
-        "matches of one bot": "/api/v1/matches?bot=bot7",
-        "one match": f"/api/v1/matches/{match_key(1234, 1)}",
-        "a bot's page": "/api/v1/bots/bot7",
-        "a bot's rating history": "/api/v1/bots/bot7/ratings",
-        "a bot's head-to-head": "/api/v1/bots/bot7/head-to-head",
+        "matches of one bot": f"/api/v1/matches?bot={bot}",
+        "one match": f"/api/v1/matches/{match_key(tables // 2 + 1, 1)}",
+        "a bot's page": f"/api/v1/bots/{bot}",
+        "a bot's rating history": f"/api/v1/bots/{bot}/ratings",
+        "a bot's head-to-head": f"/api/v1/bots/{bot}/head-to-head",
         "ladder state": "/api/v1/ladder",
     }
     out = {}
@@ -201,17 +212,35 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--sandbox", default="auto")
     ap.add_argument("--skip-play", action="store_true")
+    ap.add_argument("--many", type=int, default=24, help="versions of the many-versions ladder (0: skip it)")
+    ap.add_argument("--reps-play", type=int, default=2, help="runs of each many-versions ladder, interleaved")
     args = ap.parse_args()
+    for name, low in (("jobs", 1), ("play", 1), ("versions", 2), ("matches", 2), ("reps", 1), ("reps_play", 1)):
+        if getattr(args, name) < low:
+            ap.error(f"--{name.replace('_', '-')} must be at least {low}, got {getattr(args, name)}")
+    if args.many < 0:
+        ap.error(f"--many must be 0 or more, got {args.many}")
     root = Path(tempfile.mkdtemp(prefix="bench-arena-"))
     try:
         if not args.skip_play:
             t = tournament_rate(root, args.jobs, args.play, args.sandbox)
             lad = ladder_rate(root, args.jobs, args.play, args.sandbox)
             print(f"throughput, -j {args.jobs}, {args.play} matches: tournament {t:.2f}/s, ladder {lad:.2f}/s, ratio {lad / t:.2f}")
+            if args.many:
+                series = ArenaSettings().series_tables
+                rates: dict[int, list[float]] = {1: [], series: []}
+                for _ in range(args.reps_play):
+                    for k in rates:
+                        rates[k].append(ladder_rate(root, args.jobs, 2 * args.play, args.sandbox, args.many, placement_tables=0, series_tables=k))
+                print(f"ladder of {args.many} versions, -j {args.jobs}, {2 * args.play} matches a run, {args.reps_play} runs each (matches/s):")
+                print(f"  {'series_tables':<14} {'runs':<24} {'median':>7}")
+                for k, xs in rates.items():
+                    print(f"  {k:<14} {' '.join(f'{x:6.2f}' for x in xs):<24} {statistics.median(xs):7.2f}")
+                print(f"  ratio, series of {series} over one table: {statistics.median(rates[series]) / statistics.median(rates[1]):.2f}")
         t0 = time.monotonic()
         store = synthetic_arena(root / "big", args.versions, args.matches)
         print(f"synthetic arena: {args.versions} versions, {args.matches} matches written in {time.monotonic() - t0:.1f} s")
-        for label, ms in api_p95(root / "big", args.reps).items():
+        for label, ms in api_p95(root / "big", args.reps, args.versions, args.matches).items():
             print(f"  p95 {label:<22} {ms:7.1f} ms")
         rng = random.Random(2)
         active = store.versions(status=("active",))

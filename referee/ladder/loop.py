@@ -9,11 +9,19 @@ beside the web service, and stops it with SIGTERM. It is the only writer of resu
   becomes active or rejected with the reason. A stop mid-validation puts it back in the
   queue at the next start;
 - the **scheduler** feeds the runner's :class:`~referee.tournament.runner.LocalPool` lazily:
-  each time a worker is free it gets the next rotation of the table it is at (its bots are
-  running; those that played the table's deal are started again, as they could remember
-  its cards), or, with none left, a new table (:mod:`referee.ladder.scheduler`), whose seed's
-  commitment is stored before it is played; the pool reads the feed on only when no table
-  with rotations left is free of another worker. Each result is committed with the live ratings it moves, in one transaction,
+  each time a worker is free it gets the next match of the versions it is playing, or, with
+  none left, a new choice of versions (:mod:`referee.ladder.scheduler`). A choice holds for a
+  series of :attr:`~referee.ladder.settings.ArenaSettings.series_tables` tables (a placement
+  table stands alone), each a deal of its own whose seed's commitment is stored before it
+  is played. The series is fed rotation by rotation: the first rotation of each of its
+  tables, then the second of each, and so on. A version's process plays one rotation of a
+  deal at most (it could remember the cards), so a worker's bots play the series' deals one
+  after another and are started again only for the next rotation: several deals per start
+  rather than one. The next table of a series is scheduled only when its first rotation is
+  wanted, and not while the ladder is paused or once one of its versions has left the ladder.
+  The pool reads the feed on only when no table with matches left is free of another
+  worker, and hands out what it read ahead with the versions disqualified since marked
+  absent. Each result is committed with the live ratings it moves, in one transaction,
   with SIGINT and SIGTERM held back for those milliseconds; a match killed in flight
   stays pending and is played again from the same seed after a restart, never counted twice;
 - a **refit** thread recomputes the official ratings now and then, and a **board** thread
@@ -26,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import fcntl
 import os
 import random
@@ -110,6 +119,16 @@ def version_launch(folder: Path, v: Version) -> BotLaunch:
 
 
 @dataclass
+class _Series:
+    """Tables in a row for one choice of versions (:attr:`ArenaSettings.series_tables`)."""
+
+    seats: tuple[int, ...]
+    placement: bool
+    #: Tables not scheduled yet.
+    left: int
+
+
+@dataclass
 class Ladder:
     """The ladder of one arena folder (see the module doc)."""
 
@@ -129,6 +148,8 @@ class Ladder:
         self._versions: dict[int, Version] = {}
         #: The Ray executor, connected for the whole run (with ``ray_address``).
         self._ray: RayExecutor | None = None
+        #: The versions chosen last and the tables they have left to be scheduled.
+        self._series: _Series | None = None
 
     # ------------------------------------------------------------- the run
 
@@ -218,9 +239,9 @@ class Ladder:
                 batch.append(t)
                 if len(batch) >= RAY_BATCH_TABLES * self.settings.play.table_size:
                     break
-            results = self._ray.run(batch)
+            results = self._ray.run(batch, lambda t: self._refresh(store, t))
         else:
-            results = LocalPool(self.jobs).run(feed)
+            results = LocalPool(self.jobs).run(feed, lambda t: self._refresh(store, t))
         try:
             for r in results:
                 self._result(store, r)
@@ -234,8 +255,15 @@ class Ladder:
     def _feed(self, store: ArenaStore) -> Iterator[MatchTask]:
         """Tasks, one at a time, chosen when a worker is free (see the module doc)."""
         while not self.stopping.is_set():
-            waiting = [m for m in store.pending_matches() if m.key not in self._sent]
-            if waiting:
+            # The first rotation of every table of a series before the second of any: a
+            # version's process plays one rotation of a deal at most, so this is what lets a
+            # worker's bots play the series' deals one after another without a restart.
+            waiting = sorted((m for m in store.pending_matches() if m.key not in self._sent), key=lambda m: (m.rotation, m.key))
+            if waiting and waiting[0].rotation == 0:
+                m = waiting[0]
+            elif self._next_of_series(store):
+                continue
+            elif waiting:
                 m = waiting[0]
             else:
                 if store.paused:
@@ -244,12 +272,32 @@ class Ladder:
                 choice = choose_table(cands, self.settings.play.table_size, self.settings.placement_tables, self.rng)
                 if choice is None:
                     return
-                matches = store.schedule_table(
-                    choice.seats, lambda tid: fairness.commitment(fairness.deal_seed(self.secret, tid)), placement=choice.placement
-                )
-                m = matches[0]
+                # A placement table stands alone: its point is opponents from across the board.
+                self._series = _Series(choice.seats, choice.placement, 1 if choice.placement else self.settings.series_tables)
+                continue
             self._sent.add(m.key)
             yield self._task(store, m)
+
+    def _next_of_series(self, store: ArenaStore) -> bool:
+        """Schedule the next table of the series in play, if it has one left and may: the
+        ladder is not paused and its versions are all still active (one withdrawn, retired or
+        disqualified since ends the series). Whether a table was scheduled."""
+        s = self._series
+        if s is None or s.left == 0 or store.paused:
+            return False
+        if not set(s.seats) <= {c[0] for c in store.candidates()}:
+            self._series = None
+            return False
+        store.schedule_table(s.seats, lambda tid: fairness.commitment(fairness.deal_seed(self.secret, tid)), placement=s.placement)
+        s.left -= 1
+        return True
+
+    def _refresh(self, store: ArenaStore, t: MatchTask) -> MatchTask:
+        """``t`` as it is to be played now: the pool reads a few tasks ahead of the one it
+        hands out, and a version disqualified meanwhile forfeits rather than plays."""
+        ids = {v.label: v.id for v in self._versions.values()}
+        out = tuple(b.name for b in t.bots if self._version(store, ids[b.name]).status == "disqualified")
+        return t if out == t.absent else dataclasses.replace(t, absent=out)
 
     def _version(self, store: ArenaStore, vid: int) -> Version:
         v = store.version(vid)

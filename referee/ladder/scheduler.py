@@ -6,7 +6,9 @@ board seen from one corner misplaces it). After that the scheduler picks the tab
 reduces rating uncertainty most: the version whose rating is least certain (highest sigma;
 the fewest tables among equals), seated with the versions whose mu is nearest its own, drawn
 at random among the closest few so that the same table does not repeat forever. Every
-table plays one deal in every seat rotation (the tournament's duplicate deals).
+table plays one deal in every seat rotation (the tournament's duplicate deals); the ladder
+plays a choice for a series of tables (:attr:`~referee.ladder.settings.ArenaSettings.series_tables`),
+a placement table alone.
 
 Pure: the caller gives the candidates and the random source.
 """

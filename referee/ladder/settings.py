@@ -37,6 +37,11 @@ class ArenaSettings:
     #: Tables a new version plays, against opponents from across the board, before the
     #: scheduler matches it by rating.
     placement_tables: int = 3
+    #: Tables in a row the scheduler gives one choice of versions (a placement table is one
+    #: alone): each a deal of its own. A version's process plays one rotation of a deal at
+    #: most, and may play the same rotation of several deals; so a series lets a worker's
+    #: bots play that many deals before they must be started again.
+    series_tables: int = 4
     #: Upload limits: the archive as sent, its unpacked content, its number of entries, and
     #: the unpacked size over the archive size (a zip bomb's is in the thousands).
     max_archive_bytes: int = 8 * 1024 * 1024
@@ -53,6 +58,7 @@ class ArenaSettings:
     def __post_init__(self) -> None:
         bounds = {
             "live_versions": (1, 100), "daily_uploads": (1, 100_000), "placement_tables": (0, 1000),
+            "series_tables": (1, 100),
             "max_archive_bytes": (1024, 1 << 34), "max_unpacked_bytes": (1024, 1 << 36),
             "max_files": (1, 1_000_000), "max_ratio": (1, 1_000_000), "refit_every_s": (1, 86_400),
             "failed_logins_per_minute": (1, 1_000_000), "open_signup": (0, 1),
