@@ -24,8 +24,11 @@ import asyncio
 import dataclasses
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeAlias
 
 from referee import wire
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
@@ -40,6 +43,7 @@ from referee.tournament.store import BotEntry, StoreError, TournamentStore, now
 #: Rounds of the validation match: enough to exercise every kind of decision.
 VALIDATION_ROUNDS = 3
 VALIDATION_SEED = 31
+_RECORDING = threading.Lock()
 
 
 class SubmissionError(Exception):
@@ -71,6 +75,36 @@ def launch_spec(text: str, cwd: str, *, kind: str, files: str | None, sha256: st
     if kind == "folder":
         return folder_spec(text, Path(cwd))
     return parse_bot_spec(text, cwd=cwd)
+
+
+#: What a failed submission raises (the others are bugs, and are raised as they are).
+Refusal: TypeAlias = SubmissionError | StoreError | SettingsError | BotError
+
+
+def submit_many(folder: Path, bots: Sequence[str]) -> list[BotEntry | Refusal]:
+    """Submit ``bots`` to the tournament in ``folder`` at once: :func:`submit` for each, in a
+    thread of its own with a connection of its own to the store. Each submission spends
+    most of its second waiting on its bot, so together they take little more than the
+    longest. What each gave, in the order given: its entry, or why it was refused (a
+    refusal stores nothing of that bot, and stops none of the others).
+    """
+
+    def one(bot: str) -> BotEntry:
+        with TournamentStore.open(folder) as store:
+            return submit(store, bot)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(bots)), thread_name_prefix="submit") as pool:
+        futures = [pool.submit(one, b) for b in bots]
+        out: list[BotEntry | Refusal] = []
+        for f in futures:
+            e = f.exception()
+            if e is None:
+                out.append(f.result())
+            elif isinstance(e, SubmissionError | StoreError | SettingsError | BotError):
+                out.append(e)
+            else:
+                raise e
+    return out
 
 
 def check_compliance(
@@ -275,29 +309,32 @@ def submit(
         except SubmissionError as e:
             raise SubmissionError(unstage(str(e), copies)) from None
         final = name or bot_name
-        # Again: the bot may name itself otherwise now, or another submission took the name.
-        _check_name(store, folder, final, own=name is None)
-        if staging is not None:
-            dest_dir = folder / "bots" / final
-            staging.rename(dest_dir)
-            staging = dest_dir
-            if kind == "folder":
-                run_cwd = str(dest_dir.relative_to(folder))
-            else:
-                spec_text = "./" + str((dest_dir / Path(spec.argv[-1]).name).relative_to(folder))
-        entry = BotEntry(
-            name=final,
-            kind=kind,
-            spec=spec_text,
-            cwd="" if kind == "file" else run_cwd,
-            source=bot if bot_dir is None else f"{bot} (in {bot_dir})",
-            sha256=sha,
-            bot_name=bot_name,
-            bot_version=version,
-            author=author,
-            added_at=now(),
-        )
-        store.add_bot(entry)
+        # One submission of this process at a time from the last check of the name to the
+        # record (submit_many runs several): the folder's rename and the row go together.
+        with _RECORDING:
+            # Again: the bot may name itself otherwise now, or another submission took the name.
+            _check_name(store, folder, final, own=name is None)
+            if staging is not None:
+                dest_dir = folder / "bots" / final
+                staging.rename(dest_dir)
+                staging = dest_dir
+                if kind == "folder":
+                    run_cwd = str(dest_dir.relative_to(folder))
+                else:
+                    spec_text = "./" + str((dest_dir / Path(spec.argv[-1]).name).relative_to(folder))
+            entry = BotEntry(
+                name=final,
+                kind=kind,
+                spec=spec_text,
+                cwd="" if kind == "file" else run_cwd,
+                source=bot if bot_dir is None else f"{bot} (in {bot_dir})",
+                sha256=sha,
+                bot_name=bot_name,
+                bot_version=version,
+                author=author,
+                added_at=now(),
+            )
+            store.add_bot(entry)
         return entry
     except BaseException:
         if staging is not None:

@@ -211,3 +211,32 @@ def test_a_bot_late_at_every_decision_is_refused(tmp_path: Path) -> None:
     )
     with left_as_is(folder):
         fails("submit", folder, slow, message="the bot faulted in its validation match against the random bot: timeout in round 2")
+
+
+# ---------------------------------------------------------------- several at once
+
+
+def test_several_bots_submitted_at_once_are_each_checked_and_stored_or_refused(tmp_path: Path) -> None:
+    from referee.tournament.store import StoreError
+    from referee.tournament.submit import submit_many
+
+    folder = tmp_path / "t"
+    TournamentStore.create(folder, TournamentSettings(table_size=2, games=1, seed=1, sandbox="auto")).close()
+    twins = []
+    for letter in "ab":
+        twins.append(tmp_path / f"twin_{letter}.py")
+        twins[-1].write_text(SDK_BOT.replace('name = "plain"', 'name = "twin"'))
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise SystemExit(3)\n")
+    got = submit_many(folder, ["greedy", str(twins[0]), str(broken), str(twins[1]), "threshold"])
+    # In the order given: the sample bots stored, the bot that cannot start refused.
+    assert [g.name if not isinstance(g, Exception) else None for g in got[:1] + got[4:]] == ["greedy", "threshold"]
+    assert isinstance(got[2], Exception) and "broken" in str(got[2])
+    # Both twins pass their checks at once; one takes the name, the other is refused for it.
+    refused = [g for g in (got[1], got[3]) if isinstance(g, Exception)]
+    assert len(refused) == 1 and isinstance(refused[0], StoreError), got
+    assert "a bot named 'twin' is already submitted" in str(refused[0])
+    with TournamentStore.open(folder) as store:
+        assert [b.name for b in store.bots()] == ["greedy", "threshold", "twin"]
+    # Nothing left of the refused ones: the bots folder holds the stored twin's copy alone.
+    assert sorted(p.name for p in (folder / "bots").iterdir()) == ["twin"]
