@@ -61,6 +61,8 @@ from typing import BinaryIO, Protocol
 from referee.bots import watchdog
 from referee.bots.sandbox import (
     ADDRESS_ENV,
+    BUSY_WEIGHT,
+    IDLE_WEIGHT,
     SCRATCH,
     BotCgroup,
     SandboxConfig,
@@ -293,6 +295,17 @@ class LocalBotProcess:
     def pid(self) -> int | None:
         """The bot's process id (also its process group id)."""
         return self._proc.pid
+
+    @property
+    def cgroup(self) -> BotCgroup | None:
+        """The bot's cgroup (None: the machine gives none)."""
+        return self._cgroup
+
+    def set_idle(self, idle: bool) -> None:
+        """Whether the bot is idle (between its matches): its CPU weight then is an idle bot's,
+        so that whatever it does then takes CPU only from nobody at work. With cgroups only."""
+        if self._cgroup is not None:
+            self._cgroup.set_weight(IDLE_WEIGHT if idle else BUSY_WEIGHT)
 
     def exit_code(self) -> int | None:
         """The exit status if the process has exited (negative: killed by that signal)."""
@@ -587,10 +600,15 @@ class LocalLauncher:
         extra_env: dict[str, str] | None = None,
         sandbox: SandboxConfig | None = None,
         play_socket: bool | None = None,
+        idle: bool = False,
     ) -> None:
         self._tmp_root = tmp_root
         self._extra_env = dict(extra_env or {})
         self.sandbox = sandbox
+        #: Whether the bots it starts are idle (a spare, started ahead for a later match):
+        #: they get CPU only as the bots at work leave it, until :meth:`wake`. With cgroups only.
+        self.idle = idle
+        self._cgroups: list[BotCgroup] = []
         #: Whether bots are told to make a play socket (:mod:`referee.playsocket`); None: as
         #: ``THIRTYONE_PLAY_OVER`` says (``socket``, the default, or ``grpc``), read at launch.
         self.play_socket = play_socket
@@ -676,7 +694,9 @@ class LocalLauncher:
             cwd = tmpdir
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
             if status.cgroups:
-                cgroup = BotCgroup.create(self.sandbox.limits)
+                cgroup = BotCgroup.create(self.sandbox.limits, IDLE_WEIGHT if self.idle else BUSY_WEIGHT)
+                if cgroup is not None:
+                    self._cgroups.append(cgroup)
             if cgroup is not None:
                 env["THIRTYONE_CGROUP_PROCS"] = " ".join(cgroup.procs_files)
                 argv = join_cgroups_command(argv)
@@ -718,6 +738,13 @@ class LocalLauncher:
             await bot.stop(0)
             raise
         return bot
+
+    def wake(self) -> None:
+        """The bots it started (and starts from now on) are at work: their CPU weight is a
+        working bot's again (see :attr:`idle`)."""
+        self.idle = False
+        for cg in self._cgroups:
+            cg.set_weight(BUSY_WEIGHT)
 
     def _sandboxed(
         self,

@@ -111,6 +111,10 @@ CPUS_MIN = 0.01
 CPUS_MAX = 1024
 #: The CFS period of a bot's CPU quota, microseconds (the kernel's default).
 _CPU_PERIOD_US = 100_000
+#: cgroup v2's ``cpu.weight`` of a bot at work (the kernel's default) and of one idle: a bot
+#: between its matches, or a spare started for the next (v1's ``cpu.shares`` in proportion).
+BUSY_WEIGHT = 100
+IDLE_WEIGHT = 1
 
 
 class SandboxError(RuntimeError):
@@ -863,6 +867,7 @@ class BotCgroup:
         self.v2 = v2
         #: Whether this cgroup holds the bot to its CPU share.
         self.cpu = cpu
+        self._weight = BUSY_WEIGHT
 
     @staticmethod
     def _parents() -> tuple[bool, dict[str, str]]:
@@ -905,8 +910,9 @@ class BotCgroup:
         return True, cg.cpu
 
     @staticmethod
-    def create(limits: BotLimits) -> BotCgroup | None:
-        """A new cgroup with ``limits``, or None where cgroups cannot be made."""
+    def create(limits: BotLimits, weight: int = BUSY_WEIGHT) -> BotCgroup | None:
+        """A new cgroup with ``limits`` and CPU ``weight`` (:meth:`set_weight`), or None where
+        cgroups cannot be made."""
         v2, parents = BotCgroup._parents()
         if not {"memory", "pids"} <= set(parents):
             return None
@@ -961,7 +967,33 @@ class BotCgroup:
                 with contextlib.suppress(OSError):
                     os.rmdir(d)
             return None
-        return BotCgroup(made, v2, cpu)
+        cg = BotCgroup(made, v2, cpu)
+        cg.set_weight(weight)
+        return cg
+
+    def set_weight(self, weight: int) -> None:
+        """The bot's CPU weight against the other bots (:data:`BUSY_WEIGHT`,
+        :data:`IDLE_WEIGHT`): under contention each gets CPU in proportion, so an idle bot
+        gets only what the bots at work leave, whatever it does. Within its CPU share; a
+        no-op without the cpu controller, and errors are ignored."""
+        if not self.cpu or weight == self._weight:
+            return
+        self._weight = weight
+        name, value = ("cpu.weight", weight) if self.v2 else ("cpu.shares", max(2, weight * 1024 // BUSY_WEIGHT))
+        with contextlib.suppress(OSError):
+            Path(self.dirs[-1], name).write_text(str(value))
+
+    def weight(self) -> int | None:
+        """The CPU weight the kernel holds for the bot (:meth:`set_weight`'s scale), read back
+        from the cgroup; None without the cpu controller."""
+        if not self.cpu:
+            return None
+        name = "cpu.weight" if self.v2 else "cpu.shares"
+        try:
+            value = int(Path(self.dirs[-1], name).read_text())
+        except (OSError, ValueError):
+            return None
+        return value if self.v2 else max(1, value * BUSY_WEIGHT // 1024)
 
     @property
     def procs_files(self) -> list[str]:

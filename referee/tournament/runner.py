@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -360,9 +360,10 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
-def _launcher_for(task: MatchTask) -> LocalLauncher:
-    """The launcher of a task's bots: the one place where how bots are run is decided."""
-    return LocalLauncher(tmp_root=task.tmp_root, sandbox=task.sandbox)
+def _launcher_for(task: MatchTask, *, idle: bool = False) -> LocalLauncher:
+    """The launcher of a task's bots: the one place where how bots are run is decided
+    (``idle``: spares, see :class:`Spare`)."""
+    return LocalLauncher(tmp_root=task.tmp_root, sandbox=task.sandbox, idle=idle)
 
 
 async def _start(b: BotLaunch, launcher: LocalLauncher) -> BotHandle:
@@ -387,17 +388,37 @@ def _keep_output(handle: BotHandle, path: str | None) -> None:
         handle.process.keep_output(path, BOT_OUTPUT_BYTES)
 
 
+@dataclass(eq=False)
+class Spare:
+    """A bot process started while a match plays, for a later match of the worker's.
+
+    It is idle until taken (its launcher's :attr:`~referee.bots.process.LocalLauncher.idle`):
+    it gets CPU only as the match's bots leave it, so that neither its start nor anything it
+    does meanwhile slows the match in play, which a bot could otherwise turn against the
+    bots it plays. Awaiting it takes it: its weight is a working bot's from then on, the
+    rest of its start included.
+    """
+
+    task: asyncio.Task[BotHandle]
+    launcher: LocalLauncher
+
+    def __await__(self) -> Generator[Any, None, BotHandle]:
+        self.launcher.wake()
+        return self.task.__await__()
+
+
 #: A worker's spare bot processes, by bot name: started while a match plays, for the next.
-Spares: TypeAlias = dict[str, "asyncio.Task[BotHandle]"]
+Spares: TypeAlias = dict[str, Spare]
 
 
-async def _discard(spare: asyncio.Task[BotHandle]) -> None:
+async def _discard(spare: Spare) -> None:
     """Stop a spare that will not be used, started or still starting."""
-    spare.cancel()
+    task = spare.task
+    task.cancel()
     try:
-        h = await spare
+        h = await task
     except BaseException:  # cancelled, or it failed to start: nothing is left running
-        if not spare.done():  # this coroutine itself was cancelled: pass that on
+        if not task.done():  # this coroutine itself was cancelled: pass that on
             raise
         return
     await h.close()
@@ -472,18 +493,21 @@ async def _play_task(
     for s, b in enumerate(task.bots):
         if b.name in failures:
             why[s] = f"could not start: {failures[b.name]}"
-    send(("started", key))
     present = [s for s in range(len(task.bots)) if s not in why]
     names = [b.name for b in task.bots]
     ok_names = tuple(names[s] for s in present)
+    players = [handles[names[s]] for s in present]
+    # At work until the match ends; idle (a spare's weight) before and after it.
+    _set_idle(players, False)
+    send(("started", key))
     if len(present) < 2:
+        _set_idle(players, True)
         return TaskResult(
             key, True, with_absent(names, None, present, why), "", time.monotonic() - started, startup,
             start_failures=failures, started=ok_names, has_log=False,
         )
     settings = TournamentSettings.from_dict(task.settings)
     config = MatchConfig(settings.rules, settings.time_control, settings.fault_policy, settings.max_strikes)  # type: ignore[arg-type]
-    players = [handles[names[s]] for s in present]
     for h in players:
         # Before the first card: a match that fails halfway has still shown some of the deal.
         h.deals.add(task.match.seed)
@@ -491,7 +515,8 @@ async def _play_task(
         # Started while this match plays, on the cores its ping-pong leaves idle, so that the
         # next match need not wait for them.
         if keeps_spares and b.name in task.prestart and b.name in handles and b.name not in spares:
-            spares[b.name] = asyncio.create_task(_start(b, launcher))
+            idle = _launcher_for(task, idle=True)
+            spares[b.name] = Spare(asyncio.create_task(_start(b, idle)), idle)
     if task.output_dir:
         os.makedirs(task.output_dir, mode=0o700, exist_ok=True)
     # Named by the seat in the match played (the log's seat), which is what a replay shows.
@@ -500,6 +525,7 @@ async def _play_task(
     try:
         outcome = await play_match(players, seed=task.match.seed, config=config, log_path=task.log_path, match_id=key)
     finally:
+        _set_idle(players, True)
         for h in players:
             if h.process is not None and h.exit_code() is not None:
                 # A bot that died: its last words may still be in the pipe.
@@ -510,6 +536,17 @@ async def _play_task(
     return TaskResult(
         key, True, result, "", time.monotonic() - started, startup, start_failures=failures, started=ok_names
     )
+
+
+def _set_idle(handles: Iterable[BotHandle], idle: bool) -> None:
+    """Mark the worker's bots idle between their matches, or at work in one (see
+    :meth:`~referee.bots.process.LocalBotProcess.set_idle`): a bot kept running gets CPU
+    only as the bots at work leave it while it is not playing."""
+    from referee.bots.process import LocalBotProcess
+
+    for h in handles:
+        if isinstance(h.process, LocalBotProcess):
+            h.process.set_idle(idle)
 
 
 def _remembers(handle: BotHandle, seed: int) -> bool:

@@ -255,6 +255,56 @@ def test_a_bot_burning_cpu_in_many_processes_gets_about_its_share(tmp_path: Path
     assert used <= 0.25 * wall * 1.5 + 0.1, f"{used:.2f} CPU seconds in {wall:g} s with a share of 0.25 CPU"
 
 
+#: Says READY, waits for a file ``go`` in its folder, then is busy for a wall-clock while and
+#: prints the CPU seconds that took.
+ON_GO = textwrap.dedent(
+    """
+    import os, sys, time
+    print("READY", flush=True)
+    while not os.path.exists("go"):
+        time.sleep(0.005)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < float(sys.argv[1]):
+        pass
+    print("BURNED", time.process_time(), flush=True)
+    """
+)
+
+
+@CGROUPS
+def test_an_idle_bot_gets_only_the_cpu_the_bots_at_work_leave(tmp_path: Path) -> None:
+    """A spare, or a bot kept between its matches, is idle: whatever it does takes CPU only
+    from nobody at work. Three busy bots at once, with more than enough cores for two: the
+    two at work get their share, the idle one what is left (nearly nothing); at equal weight
+    each would get the same."""
+    if not BotCgroup.capabilities()[1]:
+        pytest.skip("the cpu controller is not available for the bots' cgroups here")
+    n = os.cpu_count() or 1
+    bot = bot_folder(tmp_path, "burn.py", ON_GO)
+    command = f"{sys.executable} burn.py 2"
+
+    async def go() -> tuple[list[float], float]:
+        at_work = [LocalLauncher(sandbox=SandboxConfig()) for _ in range(n)]
+        idle = LocalLauncher(sandbox=SandboxConfig(), idle=True)
+        procs = [await launcher.launch(parse_bot_spec(command, cwd=bot)) for launcher in [*at_work, idle]]
+        try:
+            await poll_until_async("the bots to be ready", lambda: all("READY" in p.output_tail(100) for p in procs))
+            (bot / "go").write_text("")
+            await poll_until_async("the bots to finish", lambda: all(p.exit_code() is not None for p in procs), timeout_s=60)
+            for p in procs:
+                await p.output_closed(5.0)
+            used = [float(p.output_tail(1000).split("BURNED")[-1].split()[0]) for p in procs]
+            return used[:-1], used[-1]
+        finally:
+            for p in procs:
+                await p.stop(0.5)
+
+    busy, idle_used = run(go())
+    # One core each for the bots at work (their share), and nothing left over for the idle
+    # one while they burn; at equal weight it would have had n/(n+1) of a core.
+    assert idle_used < 0.35 * min(busy), f"idle bot {idle_used:.2f} CPU seconds, bots at work {busy}"
+
+
 def test_cpus_is_checked_like_the_other_limits() -> None:
     """A share is a number of CPUs, bounded, stored and described like the other limits."""
     with pytest.raises(ValueError) as e:

@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from referee.bots import BotHandle, close_bots
+from referee.bots.process import LocalBotProcess
+from referee.bots.sandbox import BUSY_WEIGHT, IDLE_WEIGHT
 from referee.tournament.runner import (
     PRESTART_AHEAD,
     BotLaunch,
@@ -90,6 +92,12 @@ def test_a_bot_process_never_plays_a_deal_twice(jobs: int, tmp_path: Path, submi
     assert len(played) < 8 and max(len(seeds) for seeds in played.values()) >= 2, dict(played)
 
 
+def weight(h: BotHandle) -> int | None:
+    """The bot's CPU weight as its cgroup holds it (None: no cgroup or no cpu controller)."""
+    cg = h.process.cgroup if isinstance(h.process, LocalBotProcess) else None
+    return cg.weight() if cg is not None else None
+
+
 def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_plays(tmp_path: Path) -> None:
     """The worker's own function (runner._play_task) with real bots: a match whose task says
     ``prestart`` leaves spare processes of its bots behind; the next match, another rotation
@@ -103,6 +111,8 @@ def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_pla
     assert first.match.seed == second.match.seed
     names = tuple(b.name for b in first.bots)
 
+    seen: list[int | None] = []
+
     async def scenario() -> None:
         handles: dict[str, BotHandle] = {}
         spares: Spares = {}
@@ -110,14 +120,21 @@ def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_pla
             r = await _play_task(dataclasses.replace(first, prestart=names), handles, lambda _m: None, spares)
             assert r.ok and set(r.started) == set(names), r
             assert set(spares) == set(names)
-            up = {n: await spares[n] for n in names}  # each spare once it is up (or its failure)
+            # Between matches the kept bots are idle, and so are the spares until taken (where
+            # the machine gives bots a CPU weight: cgroups with the cpu controller, as root).
+            assert {weight(h) for h in handles.values()} <= {IDLE_WEIGHT, None}
+            up = {n: await spares[n].task for n in names}  # each spare once it is up (or its failure)
+            assert {weight(h) for h in up.values()} <= {IDLE_WEIGHT, None}
             old = dict(handles)
-            r = await _play_task(second, handles, lambda _m: None, spares)
+            # Told "started" as the match is about to play: the bots are at work by then.
+            r = await _play_task(second, handles, lambda _m: seen.extend(weight(h) for h in up.values()), spares)
             assert r.ok and r.has_log, r
+            assert set(seen) <= {BUSY_WEIGHT, None} and len(seen) == len(names)  # at work while it played
             for n in names:
                 assert handles[n] is up[n] and handles[n].alive  # the spare played
                 assert not old[n].alive  # the process that had played the deal is stopped
                 assert handles[n].deals == {second.match.seed}
+                assert weight(handles[n]) in (IDLE_WEIGHT, None)  # and is idle again
             assert not spares
         finally:
             await close_bots(list(handles.values()))
