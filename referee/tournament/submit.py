@@ -100,7 +100,7 @@ def submit_many(folder: Path, bots: Sequence[str]) -> list[BotEntry | Refusal]:
             e = f.exception()
             if e is None:
                 out.append(f.result())
-            elif isinstance(e, SubmissionError | StoreError | SettingsError | BotError):
+            elif isinstance(e, Refusal):
                 out.append(e)
             else:
                 raise e
