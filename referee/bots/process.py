@@ -739,6 +739,11 @@ class LocalLauncher:
             raise
         return bot
 
+    @property
+    def cgroups(self) -> tuple[BotCgroup, ...]:
+        """The cgroups of the bots it started, in order."""
+        return tuple(self._cgroups)
+
     def wake(self) -> None:
         """The bots it started (and starts from now on) are at work: their CPU weight is a
         working bot's again (see :attr:`idle`)."""

@@ -288,6 +288,7 @@ def test_an_idle_bot_gets_only_the_cpu_the_bots_at_work_leave(tmp_path: Path) ->
         idle = LocalLauncher(sandbox=SandboxConfig(), idle=True)
         procs = [await launcher.launch(parse_bot_spec(command, cwd=bot)) for launcher in [*at_work, idle]]
         try:
+            # An idle bot starts on what the others leave: slowly on a machine busy otherwise.
             await poll_until_async("the bots to be ready", lambda: all("READY" in p.output_tail(100) for p in procs))
             (bot / "go").write_text("")
             await poll_until_async("the bots to finish", lambda: all(p.exit_code() is not None for p in procs), timeout_s=60)

@@ -23,7 +23,7 @@ import pytest
 
 from referee.bots import BotHandle, close_bots
 from referee.bots.process import LocalBotProcess
-from referee.bots.sandbox import BUSY_WEIGHT, IDLE_WEIGHT
+from referee.bots.sandbox import BUSY_WEIGHT, IDLE_WEIGHT, probe
 from referee.tournament.runner import (
     PRESTART_AHEAD,
     BotLaunch,
@@ -41,6 +41,7 @@ from referee.tournament.runner import (
 from referee.tournament.schedule import build_schedule, schedule_for
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
+from tests.polling import poll_until_async
 
 from .conftest import SANDBOX, make_tournament, ok
 
@@ -123,10 +124,15 @@ def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_pla
             # Between matches the kept bots are idle, and so are the spares until taken (where
             # the machine gives bots a CPU weight: cgroups with the cpu controller, as root).
             assert {weight(h) for h in handles.values()} <= {IDLE_WEIGHT, None}
-            up = {n: await spares[n].task for n in names}  # each spare once it is up (or its failure)
-            assert {weight(h) for h in up.values()} <= {IDLE_WEIGHT, None}
+            if first.sandbox is not None and probe().cgroups:
+                # Idle from their first instruction (their cgroup is made before they start);
+                # taken below, which makes them bots at work, the rest of their start included.
+                await poll_until_async("the spares' cgroups", lambda: all(spares[n].launcher.cgroups for n in names))
+                assert {cg.weight() for n in names for cg in spares[n].launcher.cgroups} <= {IDLE_WEIGHT, None}
+            up = {n: await spares[n] for n in names}  # each spare once it is up (or its failure)
+            assert {weight(h) for h in up.values()} <= {BUSY_WEIGHT, None}
             old = dict(handles)
-            # Told "started" as the match is about to play: the bots are at work by then.
+            # Told "started" as the match is about to play: the bots are at work then.
             r = await _play_task(second, handles, lambda _m: seen.extend(weight(h) for h in up.values()), spares)
             assert r.ok and r.has_log, r
             assert set(seen) <= {BUSY_WEIGHT, None} and len(seen) == len(names)  # at work while it played
