@@ -1,7 +1,7 @@
 """The ladder keeps a version's process for no more than one rotation of a table: a table is
 one deal, played in every seat rotation, and a process kept for the next rotation could
 remember the cards (runner._remembers). It keeps it for the same rotation of the other
-tables of a series (several deals per start). Real ladder runs (in this process, two workers), real
+tables of a series (several deals per start). Real ladder runs (in this process, one or two workers), real
 bot processes, real SQLite: every version is the memo bot (tests/tournament/bots/memo.py),
 which prints a token of its process at every match start."""
 
