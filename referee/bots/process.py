@@ -490,6 +490,9 @@ class LocalBotProcess:
         if self._stopped:
             return
         self._stopped = True
+        # An idle bot (kept between matches, or a spare) would stop on the CPU nobody else
+        # wants: on a busy machine, only at SIGKILL. Stopping is work.
+        self.set_idle(False)
         try:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + grace_s

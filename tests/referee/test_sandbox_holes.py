@@ -306,6 +306,68 @@ def test_an_idle_bot_gets_only_the_cpu_the_bots_at_work_leave(tmp_path: Path) ->
     assert idle_used < 0.35 * min(busy), f"idle bot {idle_used:.2f} CPU seconds, bots at work {busy}"
 
 
+#: Says READY, waits for a file ``go`` in its folder, says BURNING and is busy until killed.
+BUSY = textwrap.dedent(
+    """
+    import os, time
+    print("READY", flush=True)
+    while not os.path.exists("go"):
+        time.sleep(0.005)
+    print("BURNING", flush=True)
+    while True:
+        pass
+    """
+)
+
+#: Says READY and waits; on SIGTERM does a tenth of a second's work, then exits 0.
+TIDY = textwrap.dedent(
+    """
+    import signal, sys, time
+
+    def tidy(signum, frame):
+        t0 = time.process_time()
+        while time.process_time() - t0 < 0.1:
+            pass
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, tidy)
+    print("READY", flush=True)
+    while True:
+        time.sleep(1)
+    """
+)
+
+
+@CGROUPS
+def test_an_idle_bot_told_to_stop_stops_at_a_working_bot_s_pace(tmp_path: Path) -> None:
+    """Stopping is work: an idle bot (a spare not taken, a bot kept between matches) told to
+    stop while the bots at work keep every core busy gets a working bot's weight for it, so
+    it ends within its grace as the contract promises, not at SIGKILL."""
+    if not BotCgroup.capabilities()[1]:
+        pytest.skip("the cpu controller is not available for the bots' cgroups here")
+    n = os.cpu_count() or 1
+    bot = bot_folder(tmp_path, "busy.py", BUSY)
+    (bot / "tidy.py").write_text(TIDY)
+
+    async def go() -> int | None:
+        busy = [await LocalLauncher(sandbox=SandboxConfig()).launch(parse_bot_spec(f"{sys.executable} busy.py", cwd=bot)) for _ in range(n)]
+        idle = await LocalLauncher(sandbox=SandboxConfig(), idle=True).launch(parse_bot_spec(f"{sys.executable} tidy.py", cwd=bot))
+        try:
+            # Ready before the others burn: an idle bot's own start would wait for them.
+            await poll_until_async("the bots to be ready", lambda: all("READY" in p.output_tail(100) for p in [*busy, idle]))
+            (bot / "go").write_text("")
+            await poll_until_async("the bots at work to burn", lambda: all("BURNING" in p.output_tail(100) for p in busy))
+            await idle.stop(2.0)
+            return idle.exit_code()
+        finally:
+            for p in busy:
+                await p.stop(0.5)
+
+    # Its tenth of a second of work at the weight of the bots at work: well within the 2 s.
+    # At an idle bot's weight it would take minutes, and SIGKILL would end it (-9).
+    assert run(go()) == 0
+
+
 def test_cpus_is_checked_like_the_other_limits() -> None:
     """A share is a number of CPUs, bounded, stored and described like the other limits."""
     with pytest.raises(ValueError) as e:
