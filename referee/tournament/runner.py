@@ -788,8 +788,9 @@ class _Plan:
         """The bots of ``task``, just handed to ``slot``, that the worker will soon have to
         start again, as far as the plan can tell now: when its bots, after this task, have at
         most :data:`PRESTART_AHEAD` deals of the table left that they have not played. (A
-        lazy feed's next task is not read yet: the table's next rotation, if it has one, is
-        what a worker at it gets next.)"""
+        lazy feed's next task is not read yet: while the match's table has a rotation left,
+        the worker will need its bots again for it, after the same rotation of the rest of
+        the ladder's series, if any, for which the spares wait, idle.)"""
         key = self._key(task)
         after = {**slot.deals, **slot.deals_after(task)}
         if key not in self._groups and self._scheduled:
