@@ -151,6 +151,8 @@ class Seeded:
     sharp2: int
     steady: int
     odd: int
+    #: The rotations of a table of Ada's given up by the arena: no output to read.
+    given_up: tuple[str, ...]
 
 
 def _seed(folder: Path) -> Seeded:
@@ -168,9 +170,13 @@ def _seed(folder: Path) -> Seeded:
         # A shared first place (a split pot) is a draw: nobody wins it.
         play_table(store, [sharp2, odd], [[1, 1], [2, 1]])
         play_table(store, [sharp2, odd], [[2, 1], [1, 2]])
+        given_up = store.schedule_table([sharp2, steady], lambda tid: "c", placement=False)
+        for m in given_up:
+            store.void_match(m.key, "the arena's own failure, again and again")
         store.set_status(steady, "withdrawn", "withdrawn by its owner")
         store.set_status(odd, "disqualified", MARKUP)
-    return Seeded(sharp1, sharp2, steady, odd)
+        set_password(store, ada, PASSWORD)
+    return Seeded(sharp1, sharp2, steady, odd, tuple(m.key for m in given_up))
 
 
 @pytest.fixture(scope="module")
@@ -310,6 +316,35 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     assert not boss.injected()
 
 
+def test_only_a_finished_match_offers_its_output(quick_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = quick_arena
+    seeded: Seeded = a.seeded  # type: ignore[attr-defined]
+    t = tabs(url)
+    sign_in(t, "ada")
+    t.go("/me")
+    t.page.wait_for_selector(f".matches-of tr:has(a[href='/matches/{seeded.given_up[0]}'])")
+    statuses = _output_cells(t)
+    # The newest first: the table given up, then the finished ones, each with its output.
+    assert [k for k, (status, _) in statuses.items() if status == "void"] == sorted(seeded.given_up, reverse=True)
+    assert {has for status, has in statuses.values() if status == "void"} == {False}
+    assert {has for status, has in statuses.values() if status == "done"} == {True}
+    t.go(f"/me/output/{seeded.given_up[0]}")
+    t.page.wait_for_selector("#no-output")
+    assert "given up" in t.page.text_content("#no-output") and not t.page.query_selector("pre.output")
+    t.go(f"/me/output/{next(k for k, (status, _) in statuses.items() if status == 'done')}")
+    t.page.wait_for_selector("pre.output")
+    assert t.page.query_selector("#no-output") is None
+
+
+def _output_cells(t: Tab) -> dict[str, tuple[str, bool]]:
+    """The matches on "My bots": each one's status and whether it links to its output."""
+    out: dict[str, tuple[str, bool]] = {}
+    for row in t.page.query_selector_all(".matches-of tbody tr"):
+        key = row.query_selector("a[href^='/matches/']").get_attribute("href").removeprefix("/matches/")
+        out[key] = (row.query_selector("td:nth-child(2)").text_content(), row.query_selector("a.output-link") is not None)
+    return out
+
+
 @pytest.mark.slow
 def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs: Any) -> None:
     a, url = _serve(make_arena(tmp_path / "arena"))
@@ -379,6 +414,8 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     # Each reads their own bot's output; Ben's markup is text.
     ben.go("/me")
     ben.page.wait_for_selector(".output-link")
+    # The ladder schedules a table's rotations together: those not played yet offer no output.
+    assert all(status == "done" for status, has in _output_cells(ben).values() if has)
     ben.shot("me")
     ben.page.click(".output-link")
     ben.page.wait_for_selector("pre.output")

@@ -59,7 +59,10 @@ def match_log(key: str, store: Store) -> FileResponse:
 
 @router.get("/matches/{key}/output")
 def match_output(found: OwnSeats, store: Store) -> dict[str, Any]:
-    """What the caller's bots wrote (stdout and stderr) in this match (owner of a seat; 404 to others)."""
+    """What the caller's bots wrote (stdout and stderr) in this match (owner of a seat; 404 to others).
+
+    It is kept when the match ends: a match still ``pending`` (or ``void``) has none yet, and
+    its ``status`` says so."""
     m, seats = found
     folder = output_dir_of(store.folder, m.key)
     out = []

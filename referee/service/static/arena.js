@@ -304,19 +304,29 @@
           table([["match", "l"], ["status", "l"], ["placing"], ["", "l"]], mine.map(function (m) {
             var seat = m.seats.filter(function (s) { return s.label === label; })[0];
             return el("tr", null, td(matchLink(m.key), "l"), td(m.status, "l"), td(seat.placing ? String(seat.placing) : "–"),
-              td(el("a", { cls: "output-link", href: "/me/output/" + enc(m.key), text: "its output" }), "l"));
+              td(outputCell(m), "l"));
           }))]);
       });
     }, function () {});
+  }
+  // A match's output is kept when it ends: before that (a match scheduled or in play) or for
+  // a match given up, there is none to read, and "(nothing)" would say the bot wrote nothing.
+  var NO_OUTPUT = {
+    pending: "This match has not ended yet: what your bots write in it shows here once it has.",
+    void: "This match was given up (the arena's own failure, never a bot's): nothing of it was kept."
+  };
+  function outputCell(m) {
+    if (m.status === "done") return el("a", { cls: "output-link", href: "/me/output/" + enc(m.key), text: "its output" });
+    return el("span", { cls: "muted no-output", text: m.status === "pending" ? "when it ends" : "–" });
   }
   function showOutput(key) {
     if (!needUser()) return;
     api("GET", "/api/v1/matches/" + enc(key) + "/output").then(function (o) {
       show(el("h1", null, "Output in match ", matchLink(o.key)),
         el("p", { cls: "muted" }, "What your bots wrote (stdout and stderr) in this match; only you see it."),
-        o.seats.map(function (s) {
+        o.status === "done" ? o.seats.map(function (s) {
           return [el("h2", null, "seat " + s.seat + ": " + s.label), el("pre", { cls: "output", text: s.output || "(nothing)" })];
-        }));
+        }) : el("p", { id: "no-output", text: NO_OUTPUT[o.status] || "This match has no output to show." }));
     }, fail);
   }
 
