@@ -519,8 +519,8 @@ def standings_command(
 
 DEMO_BOTS = ("random", "greedy", "threshold")
 #: Deals of the demo's one table: enough that starting its bots (twice per bot and worker: a
-#: process plays one rotation of a deal) is a small part of its time (12% with -j 2 on two
-#: cores, bench_tournament.py), and still done in seconds.
+#: process plays one rotation of a deal) is a small part of its time (14-16% with -j 2 on two
+#: cores, bench_tournament.py, most of it the first start), and still done in seconds.
 DEMO_GAMES = 40
 
 
