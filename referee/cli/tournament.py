@@ -518,9 +518,9 @@ def standings_command(
 
 
 DEMO_BOTS = ("random", "greedy", "threshold")
-#: Deals of the demo's one table: enough that starting its bots (twice per bot and worker: a
-#: process plays one rotation of a deal) is a small part of its time (14-16% with -j 2 on two
-#: cores, bench_tournament.py, most of it the first start), and still done in seconds.
+#: Deals of the demo's one table, done in seconds. Starting its bots (twice per bot and
+#: worker: a process plays one rotation of a deal) takes 14-16% of its match time with -j 2 on
+#: two cores (bench_tournament.py), most of it the first start.
 DEMO_GAMES = 40
 
 
