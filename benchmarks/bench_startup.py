@@ -26,6 +26,10 @@ interleaved with this tree's (each side in a subprocess with its packages on ``P
 the bots too, through the sandbox's environment), and prints the two side by side. The
 machine's load average is printed: on a loaded machine everything takes longer, both sides
 alike.
+
+Both sides' packages are compiled first (as an install would), unless ``--no-precompile``
+says otherwise: then each side has only the bytecode its own code writes, with
+``PYTHONDONTWRITEBYTECODE`` set (``oldcode.py``), as in a container or on a CI machine.
 """
 
 from __future__ import annotations
@@ -185,10 +189,10 @@ def measure(n: int, sandboxed: bool) -> dict[str, Any]:
     }
 
 
-def _side(tree: Path | None, n: int, sandboxed: bool) -> dict[str, Any]:
+def _side(tree: Path | None, n: int, sandboxed: bool, compiled: bool = True) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--measure", str(n), *([] if sandboxed else ["--no-sandbox"])],
-        env=oldcode.env_for(tree), capture_output=True, text=True, cwd=tempfile.gettempdir(),
+        env=oldcode.env_for(tree, compiled), capture_output=True, text=True, cwd=tempfile.gettempdir(),
     )
     if done.returncode != 0:
         raise SystemExit(f"the measurement failed ({tree or 'this tree'}):\n{done.stderr[-3000:]}")
@@ -203,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating the sides (default 2)")
     parser.add_argument("--old", metavar="REV", help="compare with the code of this commit (e.g. main)")
     parser.add_argument("--no-sandbox", action="store_true", help="start the bots unsandboxed")
+    parser.add_argument(
+        "--no-precompile", action="store_true",
+        help="compile neither side's code; each has only the bytecode it writes itself",
+    )
     parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure:
@@ -212,13 +220,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start; "
           f"bot {BOT}, {'unsandboxed' if args.no_sandbox else 'sandboxed'}, {args.n} starts x {args.rounds} rounds per side")
     with tempfile.TemporaryDirectory(prefix="bench-startup-old-") as tmp:
-        sides: dict[str, Path | None] = {"this tree": None}
+        compiled = not args.no_precompile
+        sides: dict[str, Path | None] = {"this tree": None if compiled else oldcode.export_worktree(Path(tmp) / "new")}
         if args.old:
-            sides = {f"old {oldcode.short(args.old)}": oldcode.export(args.old, Path(tmp) / "old"), **sides}
+            sides = {f"old {oldcode.short(args.old)}": oldcode.export(args.old, Path(tmp) / "old", compiled), **sides}
         got: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
         for _ in range(args.rounds):
             for name, tree in sides.items():
-                got[name].append(_side(tree, args.n, not args.no_sandbox))
+                got[name].append(_side(tree, args.n, not args.no_sandbox, compiled))
 
     def merged(runs: list[dict[str, Any]]) -> dict[str, float]:
         totals = [t for r in runs for t in r["totals"]]

@@ -28,7 +28,10 @@ demo's tournament on each; this tree twice, the second time with every Play stre
 ``PYTHONPATH`` (its sandboxed bots too, through the tournament's ``bot_env``): matches per
 second, bot start-up's share of match time, and new over old. The demo's row plays what
 ``thirtyone demo`` plays on each side (the three sample bots, tables of three, the demo's
-own number of deals, seed 2026, ``-j 2``). ``--bots N`` adds copies of the sample bots (``random2``, ...) so that the
+own number of deals, seed 2026, ``-j 2``). Both sides' packages are compiled first, unless
+``--no-precompile`` says otherwise: then each side has only the bytecode its own code writes,
+with ``PYTHONDONTWRITEBYTECODE`` set (see ``oldcode.py``), which shows what the referee's own
+bytecode (``referee.bots.bytecode``) is worth where nothing else writes it. ``--bots N`` adds copies of the sample bots (``random2``, ...) so that the
 tournament has more than one table, where playing table by table saves start-ups.
 
 With ``--ray local`` (needs the ``ray`` extra) it compares instead the Ray executor with the
@@ -245,13 +248,16 @@ def old_against_new(args: argparse.Namespace) -> int:
     try:
         # This tree twice: with the play socket (the default) and with every Play stream over
         # gRPC, which shows what the socket itself is worth.
-        sides = {f"old {oldcode.short(args.old)}": oldcode.export(args.old, tmp / "old"), "new, gRPC": None, "new": None}
+        compiled = not args.no_precompile
+        new = None if compiled else oldcode.export_worktree(tmp / "new")
+        sides = {f"old {oldcode.short(args.old)}": oldcode.export(args.old, tmp / "old", compiled), "new, gRPC": new, "new": new}
         print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start; "
-              f"{args.bots} bots, tables of {args.table_size}, {args.games} deals; {args.reps} rep(s)")
+              f"{args.bots} bots, tables of {args.table_size}, {args.games} deals; {args.reps} rep(s)"
+              + ("" if compiled else "; no bytecode but what each side's code writes"))
         for _ in range(args.reps):
             for config, (jobs, extra) in configs.items():
                 for side, tree in sides.items():
-                    env = oldcode.env_for(tree)
+                    env = oldcode.env_for(tree, compiled)
                     if side == "new, gRPC":
                         env = {**env, TRANSPORT_ENV: "grpc"}
                     done = subprocess.run(
@@ -300,6 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ray", choices=("local",), help="compare -j 2 with --ray local (needs the ray extra)")
     parser.add_argument("--old", metavar="REV", help="print a before/after table against this commit's code (e.g. main)")
     parser.add_argument("--bots", type=int, default=len(SAMPLES), help="bots in the tournament (default 3: the sample bots)")
+    parser.add_argument(
+        "--no-precompile", action="store_true",
+        help="with --old: compile neither side's code; each has only the bytecode it writes itself",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

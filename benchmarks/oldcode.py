@@ -9,12 +9,19 @@ subprocess (and, through the tournament's ``bot_env``, its sandboxed bots) on th
 
 The same is done for the working tree (``tree=None``: the packages as they are on disk), so
 that both sides import the same way, through ``PYTHONPATH``.
+
+With ``compiled=False`` nothing is compiled, and ``PYTHONDONTWRITEBYTECODE`` is set for the
+referee too: each side has only the bytecode its own code writes, as after an editable install
+in an environment that sets that variable (many container images, this project's CI machines)
+or in a fresh checkout whose sample bots only ever ran sandboxed. The working tree is then
+copied (:func:`export_worktree`), without its ``__pycache__`` folders.
 """
 
 from __future__ import annotations
 
 import compileall
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,14 +31,23 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("referee", "sdk", "sample_bots", "proto/thirtyone")
 
 
-def export(rev: str, dest: Path) -> Path:
-    """The packages of commit ``rev`` in ``dest`` (made), compiled; returns ``dest``."""
+def export(rev: str, dest: Path, compiled: bool = True) -> Path:
+    """The packages of commit ``rev`` in ``dest`` (made), compiled unless told; returns ``dest``."""
     dest.mkdir(parents=True)
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", "--format=tar", rev, *PACKAGES], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    compile_tree(dest)
+    if compiled:
+        compile_tree(dest)
+    return dest
+
+
+def export_worktree(dest: Path) -> Path:
+    """The packages of the working tree as they are on disk, in ``dest`` (made), without any
+    bytecode; returns ``dest``."""
+    for p in PACKAGES:
+        shutil.copytree(ROOT / p, dest / p, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
     return dest
 
 
@@ -47,11 +63,14 @@ def pythonpath(tree: Path) -> str:
     return f"{tree}{os.pathsep}{tree / 'proto'}"
 
 
-def env_for(tree: Path | None) -> dict[str, str]:
-    """This environment, importing our packages from ``tree`` (None: this working tree)."""
+def env_for(tree: Path | None, compiled: bool = True) -> dict[str, str]:
+    """This environment, importing our packages from ``tree`` (None: this working tree);
+    ``compiled=False``: see the module's doc."""
     tree = tree or ROOT
-    compile_tree(tree)
-    return {**os.environ, "PYTHONPATH": pythonpath(tree)}
+    if compiled:
+        compile_tree(tree)
+        return {**os.environ, "PYTHONPATH": pythonpath(tree)}
+    return {**os.environ, "PYTHONPATH": pythonpath(tree), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def short(rev: str) -> str:

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 SMALL: dict[str, tuple[list[str], str]] = {
     "bench_game.py": (["--seconds", "0.05", "--preset", "standard"], "standard"),
     "bench_referee.py": (["--reps", "1", "--matches", "1", "-n", "50", "--rounds", "1", "--own-matches", "1", "--baseline", "HEAD"], "own cost"),
-    "bench_startup.py": (["--n", "1", "--rounds", "1"], "SERVING"),
+    "bench_startup.py": (["--n", "1", "--rounds", "1", "--no-precompile"], "SERVING"),
     "bench_tournament.py": (["--games", "2", "--reps", "1"], "matches/s"),
     "bench_transport.py": (["-n", "50", "--warmup", "5"], "grpc"),
     "bench_sprt.py": (["--deals", "2", "--reps", "20"], "LLR"),

@@ -63,6 +63,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee.bots.bytecode import write_bytecode
+
 #: The environment variable that tells a bot where to serve.
 ADDRESS_ENV = "THIRTYONE_BOT_ADDRESS"
 #: Where a bot's scratch folder is, inside its sandbox.
@@ -248,11 +250,17 @@ class _Probe:
 
         As root it is tried as bots are run, as the unprivileged :func:`bot_host_user` with
         the runtime's folders staged (:func:`sandboxed_command`); where that fails the sandbox
-        is unavailable (fail closed), never run with the bot as root.
+        is unavailable (fail closed), never run with the bot as root. Where it works, the
+        bytecode of our packages is written too (:func:`~referee.bots.bytecode.write_bytecode`).
         """
         with self._lock:
             if self._status is None:
                 self._status = _try_sandbox()
+                if self._status.available:
+                    # Once per referee (a tournament's workers adopt this result): a bot
+                    # cannot write the bytecode of what it imports, so every start would
+                    # compile it again (see referee.bots.bytecode).
+                    write_bytecode(own_package_folders())
             return self._status
 
     def known(self) -> SandboxStatus | None:
@@ -538,12 +546,19 @@ def _runtime_folders() -> tuple[str, ...]:
         found.append(os.path.realpath(p))
     # The venv's python is a link into the base runtime; both ends must be there.
     found.append(os.path.dirname(os.path.abspath(sys.executable)))
+    found.extend(own_package_folders())
+    return tuple(dict.fromkeys(_existing(found)))
+
+
+def own_package_folders() -> list[str]:
+    """The folders of our packages, as this interpreter finds them (without importing them)."""
+    found: list[str] = []
     for name in _OWN_PACKAGES:
         with contextlib.suppress(ImportError, ValueError):
             spec = importlib.util.find_spec(name)
             for loc in (spec.submodule_search_locations or []) if spec else []:
                 found.append(os.path.realpath(loc))
-    return tuple(dict.fromkeys(_existing(found)))
+    return found
 
 
 def _home_folders() -> set[str]:
