@@ -519,7 +519,7 @@ def standings_command(
 
 DEMO_BOTS = ("random", "greedy", "threshold")
 #: Deals of the demo's one table, done in seconds. Starting its bots (twice per bot and
-#: worker: a process plays one rotation of a deal) takes 14-16% of its match time with -j 2 on
+#: worker: a process plays one rotation of a deal) takes 15-17% of its match time with -j 2 on
 #: two cores (bench_tournament.py), most of it the first start.
 DEMO_GAMES = 40
 
