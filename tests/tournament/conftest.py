@@ -192,6 +192,11 @@ def _stat(pid: int) -> str | None:
         return None
 
 
+def _ppid(stat: str) -> int:
+    # The command name in brackets may hold spaces and brackets: read after the last one.
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
+
+
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid`` (Linux /proc)."""
     parents: dict[int, list[int]] = {}
@@ -201,8 +206,7 @@ def descendants(pid: int) -> set[int]:
         stat = _stat(int(entry.name))
         if stat is None:
             continue
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        parents.setdefault(ppid, []).append(int(entry.name))
+        parents.setdefault(_ppid(stat), []).append(int(entry.name))
     found: set[int] = set()
     todo = [pid]
     while todo:
@@ -211,6 +215,21 @@ def descendants(pid: int) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return {p for p in found if alive(p)}
+
+
+def workers_of(pid: int) -> list[int]:
+    """The worker processes of the run ``pid``: its children that multiprocessing spawned.
+    A process that ends while it is looked at is left out (bots come and go all the time)."""
+    found = []
+    for p in descendants(pid):
+        stat = _stat(p)
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if stat is not None and _ppid(stat) == pid and b"spawn_main" in cmd:
+            found.append(p)
+    return found
 
 
 def processes_in(folder: Path) -> list[str]:

@@ -33,6 +33,7 @@ from .conftest import (
     wait_for_matches,
     wait_gone,
     wait_no_process_in,
+    workers_of,
 )
 
 
@@ -134,10 +135,7 @@ def test_a_killed_worker_is_replaced_and_its_match_played_again(
     proc = start_run(folder, out)
     try:
         wait_for_matches(proc, folder, 2, out)
-        workers = [
-            p for p in descendants(proc.pid)
-            if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes() and _parent(p) == proc.pid
-        ]
+        workers = workers_of(proc.pid)
         assert len(workers) == 2, workers
         os.kill(workers[0], signal.SIGKILL)  # as the kernel's out-of-memory killer would
         # The worker is replaced and its match in flight played again: the run completes.
@@ -156,7 +154,3 @@ def test_a_killed_worker_is_replaced_and_its_match_played_again(
     assert outcomes(folder) == reference_run.outcomes
     assert ok("standings", folder, "--json").stdout == reference_run.standings_json
 
-
-def _parent(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat[stat.rindex(")") + 2 :].split()[1])

@@ -9,7 +9,6 @@ import dataclasses
 import multiprocessing as mp
 import os
 import signal
-import subprocess
 import threading
 from pathlib import Path
 
@@ -37,20 +36,9 @@ from .conftest import (
     wait_for_matches,
     wait_gone,
     wait_no_process_in,
+    workers_of,
 )
 from .slow_workers import SlowBootPool
-
-
-def workers_of(proc: subprocess.Popen[bytes]) -> list[int]:
-    """The run's worker processes."""
-    found = []
-    for p in descendants(proc.pid):
-        try:
-            if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes():
-                found.append(p)
-        except OSError:
-            pass
-    return found
 
 
 def writes_in(pid: int, folder: Path) -> bool:
@@ -112,7 +100,7 @@ def test_a_signal_to_the_process_group_stops_the_run_within_seconds(
     try:
         wait_for_matches(proc, folder, 2, out)
         family = descendants(proc.pid)
-        assert len(workers_of(proc)) == 2
+        assert len(workers_of(proc.pid)) == 2
         os.killpg(proc.pid, sig)
         # Stopped, not finished: its exit code, and far fewer matches than scheduled (below).
         assert proc.wait(timeout=60) == code, out.read_text()
