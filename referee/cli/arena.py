@@ -18,7 +18,7 @@ from referee.game import RulesError, parse_overrides, rules_from_mapping
 from referee.ladder import accounts
 from referee.ladder.errors import ArenaError
 from referee.ladder.settings import ArenaSettings
-from referee.ladder.store import ArenaStore, create
+from referee.ladder.store import ArenaStore, Version, create
 from referee.timecontrol import TimeControl
 from referee.tournament.settings import SettingsError, TournamentSettings
 
@@ -186,3 +186,42 @@ def show_settings(folder: Folder) -> None:
         for k, v in store.settings.describe():
             table.add_row(k, escape(v))
     out.print(table)
+
+
+@arena_app.command("reference")
+def reference(
+    folder: Folder,
+    target: Annotated[str, typer.Argument(help="A version's label (random.v1) or id, or a bot's name (all its versions).")],
+    off: Annotated[bool, typer.Option("--off", help="Unmark it: an ordinary version again.")] = False,
+) -> None:
+    """Mark a reference bot (a house bot to measure against): the ladder caps its share of
+    tables at the arena's reference_share_pct of a fair share."""
+    with _open(folder) as store:
+        try:
+            versions = reference_targets(store, target)
+        except ArenaError as e:
+            fail(str(e))
+        for v in versions:
+            store.set_reference(v.id, not off)
+    labels = ", ".join(escape(v.label) for v in versions)
+    err.print(f"{labels}: {'no longer a reference' if off else 'a reference'} (the ladder's next table follows)")
+
+
+def reference_targets(store: ArenaStore, target: str) -> list[Version]:
+    """The versions ``target`` names: a label (``random.v1``), an id, or a bot's name (all of its)."""
+    from referee.ladder.errors import NotFound
+
+    if target.isdigit():
+        try:
+            return [store.version(int(target))]
+        except NotFound:
+            raise ArenaError(f"no version {target}") from None
+    bot, dot, number = target.rpartition(".v")
+    if dot and number.isdigit():
+        found = [v for v in store.versions(bot=bot) if v.number == int(number)]
+        if found:
+            return found
+    versions = store.versions(bot=target)
+    if not versions:
+        raise ArenaError(f"no version or bot named {target!r}")
+    return versions

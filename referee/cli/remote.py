@@ -141,28 +141,63 @@ def submit(
 
 @remote_app.command("status")
 def status() -> None:
-    """Your versions and their validation."""
-    table = Table("id", "version", "status", "matches", "mu", "sigma", "uploaded", "reason")
+    """Your versions: their validation, rank and rating (95% interval)."""
+    table = Table("id", "version", "status", "#", "rating", "95% interval", "matches", "uploaded", "reason")
     for v in _json("GET", "/api/v1/versions"):
         reason = v["reason"].splitlines()[0] if v["reason"] else ""
-        table.add_row(str(v["id"]), escape(v["label"]), v["status"], str(v["matches"]), f"{v['mu']:.2f}", f"{v['sigma']:.2f}",
+        rating, interval = _figure(v)
+        table.add_row(str(v["id"]), escape(v["label"]), v["status"], str(v["rank"] or "-"), rating, interval, str(v["matches"]),
                       v["uploaded_at"], escape(reason))
     out.print(table)
+    err.print(RATING_NOTE)
+
+
+#: What the rating is, said once under every table that shows it.
+RATING_NOTE = (
+    "rating: the official batch fit of all finished matches (1500 = the board's average; 400 points = 10:1 odds of "
+    "placing above), with its 95% interval; * provisional: the live figure, until a refit includes the version"
+)
+
+
+def _figure(v: dict[str, Any]) -> tuple[str, str]:
+    """A version's rating and interval as the tables show them (* marks a provisional one)."""
+    if not v["matches"]:
+        return "-", "-"
+    star = "*" if v["provisional"] else ""
+    return f"{v['rating']:.0f}{star}", f"{v['low']:.0f}-{v['high']:.0f}"
+
+
+def _win(v: dict[str, Any]) -> tuple[str, str]:
+    if v["win_rate"] is None:
+        return "-", "-"
+    return f"{v['win_rate']:.0%}", f"{v['win_low']:.0%}-{v['win_high']:.0%}"
 
 
 @remote_app.command("standings")
 def standings(as_json: Annotated[bool, typer.Option("--json", help="Print the JSON the arena sends.")] = False) -> None:
-    """The leaderboard."""
+    """The leaderboard: ranked versions (active, refitted) by rating, then provisional ones,
+    then those that left the ladder, apart."""
     data = _json("GET", "/api/v1/standings")
     if as_json:
         out.print_json(data=data)
         return
-    table = Table("#", "version", "owner", "mu", "sigma", "matches", "win rate", "status")
+    table = Table("#", "version", "owner", "rating", "95% interval", "matches", "win rate", "95% interval", "status")
+    section = "ranked"
     for row in data["standings"]:
-        table.add_row(str(row["rank"]), escape(row["label"]), escape(row["owner"]), f"{row['mu']:.2f}", f"{row['sigma']:.2f}",
-                      str(row["matches"]), f"{row['win_rate']:.0%}", row["status"])
+        if row["section"] != section:
+            table.add_section()
+            section = row["section"]
+        rating, interval = _figure(row)
+        win, win_interval = _win(row)
+        status = row["status"] + (" (reference)" if row["reference"] else "")
+        table.add_row(str(row["rank"] or "-"), escape(row["label"]), escape(row["owner"]), rating, interval, str(row["matches"]),
+                      win, win_interval, status)
     out.print(table)
-    err.print("official figures (refit)" if data["official_at"] else "live ratings (the official refit has not run yet)")
+    err.print(RATING_NOTE)
+    if data["official_at"]:
+        err.print(f"refitted at {data['official_at']} over {data['official_matches']} matches; only active versions are ranked")
+    else:
+        err.print("no refit yet: every figure is provisional")
 
 
 @remote_app.command("matches")

@@ -24,7 +24,10 @@ beside the web service, and stops it with SIGTERM. It is the only writer of resu
   absent. Each result is committed with the live ratings it moves, in one transaction,
   with SIGINT and SIGTERM held back for those milliseconds; a match killed in flight
   stays pending and is played again from the same seed after a restart, never counted twice;
-- a **refit** thread recomputes the official ratings now and then, and a **board** thread
+- a **refit** thread recomputes the official ratings (:mod:`referee.ladder.ratings`) after
+  every :attr:`~referee.ladder.settings.ArenaSettings.refit_every_results` results or
+  :attr:`~referee.ladder.settings.ArenaSettings.refit_every_s` seconds, whichever comes
+  first, and at once for a version that finished its placement; a **board** thread
   keeps the leaderboard's JSON built for the service (:mod:`referee.ladder.board`).
 
 With ``--ray ADDRESS`` the matches go to the Ray executor instead, a few tables at a time.
@@ -52,7 +55,7 @@ from referee.bots.compliance import CheckResult, result_text
 from referee.faults import BotError
 from referee.ladder import board, fairness, ratings
 from referee.ladder.errors import ArenaError
-from referee.ladder.scheduler import Candidate, choose_table
+from referee.ladder.scheduler import Candidate, Window, can_seat, choose_table, within_caps
 from referee.ladder.settings import ArenaSettings, load
 from referee.ladder.store import ArenaStore, LadderMatch, Version, read_secret
 from referee.tournament.botfiles import BotFilesError, check_unchanged
@@ -87,6 +90,8 @@ MAX_MATCH_FAILURES = 3
 IDLE_S = 0.5
 #: Seconds between looks at whether the kept leaderboard needs building again.
 BOARD_EVERY_S = 1.0
+#: Seconds between looks at whether the official refit is due.
+REFIT_LOOK_S = 1.0
 #: Tables handed to a batch executor (Ray) at a time.
 RAY_BATCH_TABLES = 8
 
@@ -150,6 +155,8 @@ class Ladder:
         self._ray: RayExecutor | None = None
         #: The versions chosen last and the tables they have left to be scheduled.
         self._series: _Series | None = None
+        #: The scheduler's window of the latest tables (rebuilt from the store at each start).
+        self._window = Window(self.settings.share_window)
 
     # ------------------------------------------------------------- the run
 
@@ -159,6 +166,7 @@ class Ladder:
             self._clean()
             store = ArenaStore.open(self.folder, settings=self.settings)
             try:
+                self._window = Window.of(self.settings.share_window, store.recent_tables(self.settings.share_window))
                 self._drop_uncommitted(store)
                 n = store.requeue_validating()
                 if n:
@@ -228,7 +236,17 @@ class Ladder:
     def _has_work(self, store: ArenaStore) -> bool:
         if store.pending_matches():
             return True
-        return not store.paused and len(store.candidates()) >= self.settings.play.table_size
+        return not store.paused and can_seat(self._candidates(store), self.settings.rules())
+
+    def _candidates(self, store: ArenaStore) -> list[Candidate]:
+        """The active versions as the scheduler sees them: the official log-strength once a
+        refit has them, else the live figure's (:func:`ratings.live_theta`)."""
+        out = []
+        for vid, owner, mu, sigma, tables, reference, theta, se in store.candidates():
+            if theta is None or se is None:
+                theta, se = ratings.live_theta(mu, sigma)
+            out.append(Candidate(vid, owner, theta, se, tables, reference))
+        return out
 
     def _play(self, store: ArenaStore) -> None:
         self._sent.clear()
@@ -268,8 +286,7 @@ class Ladder:
             else:
                 if store.paused:
                     return
-                cands = [Candidate(*c) for c in store.candidates()]
-                choice = choose_table(cands, self.settings.play.table_size, self.settings.placement_tables, self.rng)
+                choice = choose_table(self._candidates(store), self.settings.rules(), self._window, self.rng)
                 if choice is None:
                     return
                 # A placement table stands alone: its point is opponents from across the board.
@@ -281,14 +298,17 @@ class Ladder:
     def _next_of_series(self, store: ArenaStore) -> bool:
         """Schedule the next table of the series in play, if it has one left and may: the
         ladder is not paused and its versions are all still active (one withdrawn, retired or
-        disqualified since ends the series). Whether a table was scheduled."""
+        disqualified since ends the series, and so does one more table that would take a
+        version past its share of the scheduler's window). Whether a table was scheduled."""
         s = self._series
         if s is None or s.left == 0 or store.paused:
             return False
-        if not set(s.seats) <= {c[0] for c in store.candidates()}:
+        cands = self._candidates(store)
+        if not set(s.seats) <= {c.id for c in cands} or not within_caps(s.seats, cands, self._window, self.settings.rules()):
             self._series = None
             return False
         store.schedule_table(s.seats, lambda tid: fairness.commitment(fairness.deal_seed(self.secret, tid)), placement=s.placement)
+        self._window.add(s.seats)
         s.left -= 1
         return True
 
@@ -431,15 +451,20 @@ class Ladder:
         return "active", "", identity, report(result_text(CheckResult("match", match, "pass", "no fault")))
 
     def _refit_forever(self) -> None:
+        # The refit runs after refit_every_results new results, or refit_every_s after the
+        # last refit if any result came in meanwhile, or at once when a version that finished
+        # its placement is not in the fit yet (its figure is provisional until then).
         store = ArenaStore.open(self.folder, settings=self.settings)
-        done = -1
+        s = self.settings
+        placed = max(1, s.placement_tables * s.play.table_size)
+        done, at = int(store.meta("official_matches", "-1")), float("-inf")
         try:
             while not self.stopping.is_set():
                 n = store.counts().get("done", 0)
-                if n and n != done:
-                    ratings.refit_store(store)
-                    done = n
-                self.stopping.wait(self.settings.refit_every_s)
+                due = n - done >= s.refit_every_results or (n != done and time.monotonic() - at >= s.refit_every_s)
+                if n and (due or store.unfitted(placed)):
+                    done, at = ratings.refit_store(store), time.monotonic()
+                self.stopping.wait(REFIT_LOOK_S)
         finally:
             store.close()
 

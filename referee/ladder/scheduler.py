@@ -51,9 +51,10 @@ import random
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-from scipy.special import ndtr
+if TYPE_CHECKING:
+    import numpy as np
 
 #: A value below this counts as nothing: a pair told apart to this certainty needs no table.
 _TINY = 1e-300
@@ -90,6 +91,9 @@ class Rules:
     reference_share: float = 0.5
     #: Whether versions of one owner may share a table.
     same_owner: bool = False
+    #: A version whose tables in the window fall below this multiple of its fair share (of
+    #: the window so far) is seated next, with the partners worth most to it.
+    min_share: float = 0.5
     #: How many next neighbours in strength each version is paired with, to be scored.
     neighbours: int = 4
 
@@ -173,13 +177,19 @@ def within_caps(seats: Sequence[int], candidates: Sequence[Candidate], window: W
     return all(v in by_id and window.count(v) + 1 <= cap(rules, n, by_id[v].reference) for v in seats)
 
 
+def can_seat(candidates: Sequence[Candidate], rules: Rules) -> bool:
+    """Whether a table can be seated at all: enough versions, and of enough owners unless
+    versions of one owner may share a table."""
+    k = rules.table_size
+    return len(candidates) >= k and (rules.same_owner or len({c.owner for c in candidates}) >= k)
+
+
 def choose_table(
     candidates: Sequence[Candidate], rules: Rules, window: Window, rng: random.Random
 ) -> TableChoice | None:
     """The next table (see the module doc), or None when no table can be seated: fewer
     versions than seats, or fewer owners than seats while owners may not share a table."""
-    k = rules.table_size
-    if len(candidates) < k or (not rules.same_owner and len({c.owner for c in candidates}) < k):
+    if not can_seat(candidates, rules):
         return None
     n = len(candidates)
     caps = {False: cap(rules, n, False), True: cap(rules, n, True)}
@@ -207,6 +217,14 @@ def _choose(eligible: list[Candidate], rules: Rules, window: Window, rng: random
         seats = _placement(focus, eligible, rules, rng)
         if seats is not None:
             return TableChoice(tuple(sorted(seats)), True, focus.id)
+    # The share a version should have had of the window so far (none while it is empty).
+    so_far = share * len(window) / max(window.size - 1, 1)
+    starved = [c for c in eligible if window.count(c.id) < rules.min_share * so_far]
+    if starved:
+        focus = min(starved, key=lambda c: (window.count(c.id), c.tables, c.id))
+        choice = _informative(eligible, rules, window, rng, share, focus=focus.id)
+        if choice is not None:
+            return choice
     return _informative(eligible, rules, window, rng, share)
 
 
@@ -233,9 +251,13 @@ def _seatable(c: Candidate, chosen: Sequence[Candidate], rules: Rules) -> bool:
 
 
 def _informative(
-    eligible: list[Candidate], rules: Rules, window: Window, rng: random.Random, share: float
+    eligible: list[Candidate], rules: Rules, window: Window, rng: random.Random, share: float, focus: int | None = None
 ) -> TableChoice | None:
-    """The best pair by value among near neighbours, grown to a table (see the module doc)."""
+    """The best pair by value among near neighbours, grown to a table (see the module doc);
+    with ``focus``, the best pair that includes it."""
+    # Imported here: the settings (read by every arena command) import this module's Rules.
+    import numpy as np
+
     k = rules.table_size
     order = sorted(eligible, key=lambda c: (c.theta, c.id))
     theta = np.fromiter((c.theta for c in order), float, len(order))
@@ -256,6 +278,10 @@ def _informative(
     if not values:
         return None
     first, second, value = np.concatenate(firsts), np.concatenate(seconds), np.concatenate(values)
+    if focus is not None:
+        at = next(i for i, c in enumerate(order) if c.id == focus)
+        keep = (first == at) | (second == at)
+        first, second, value = first[keep], second[keep], value[keep]
     # The repeat penalty needs a look-up per pair: only the best few are looked at.
     top = np.argsort(-value, kind="stable")[: 4 * k + 12]
     best: tuple[float, int, int] | None = None
@@ -268,7 +294,10 @@ def _informative(
             best = (v, a, b)
     if best is None:
         # Every neighbour pair shares an owner: any two versions of different owners.
-        pairs = [(a, b) for a in range(len(order)) for b in range(a + 1, len(order)) if order[a].owner != order[b].owner]
+        pairs = [
+            (a, b) for a in range(len(order)) for b in range(a + 1, len(order))
+            if (rules.same_owner or order[a].owner != order[b].owner) and focus in (None, order[a].id, order[b].id)
+        ]  # fmt: skip
         if not pairs:
             return None
         a, b = rng.choice(pairs)
@@ -285,6 +314,8 @@ def _informative(
 def _grow(seats: list[int], order: list[Candidate], theta: np.ndarray, se2: np.ndarray, expo: np.ndarray, rules: Rules) -> int | None:
     """The index of the seat that adds most value with the seats chosen: near neighbours of
     theirs first, then anyone seatable."""
+    import numpy as np
+
     m = rules.neighbours
     near = {i for s in seats for i in range(max(0, s - m), min(len(order), s + m + 1))}
     chosen = [order[s] for s in seats]
@@ -303,6 +334,9 @@ def _grow(seats: list[int], order: list[Candidate], theta: np.ndarray, se2: np.n
 def _value(d: np.ndarray, s2: np.ndarray) -> np.ndarray:
     """A pair's value: the chance its order is wrong, times the share of its difference's
     variance one result removes (see the module doc)."""
+    import numpy as np
+    from scipy.special import ndtr
+
     s2 = np.maximum(s2, 1e-12)
     doubt = ndtr(-np.abs(d) / np.sqrt(s2))
     p = 1.0 / (1.0 + np.exp(-np.clip(d, -50, 50)))
@@ -312,4 +346,6 @@ def _value(d: np.ndarray, s2: np.ndarray) -> np.ndarray:
 def pair_value(a: Candidate, b: Candidate) -> float:
     """The value of a table of ``a`` and ``b`` alone (the module doc's product), for tests
     and the docs."""
+    import numpy as np
+
     return float(_value(np.array([b.theta - a.theta]), np.array([a.se**2 + b.se**2]))[0])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.ladder.errors import ArenaError
+from referee.ladder.scheduler import Rules
 from referee.tournament.settings import SettingsError, TournamentSettings
 
 SETTINGS_NAME = "arena.toml"
@@ -48,8 +49,21 @@ class ArenaSettings:
     max_unpacked_bytes: int = 64 * 1024 * 1024
     max_files: int = 2000
     max_ratio: int = 200
-    #: Seconds between two refits of the official ratings.
-    refit_every_s: int = 60
+    #: The official refit runs after this many new results, or this many seconds after the
+    #: last one when a result came in meanwhile, whichever comes first; and at once when a
+    #: version that finished its placement is not in the fit yet.
+    refit_every_results: int = 500
+    refit_every_s: int = 30
+    #: Fair exposure (:mod:`referee.ladder.scheduler`): over any ``share_window`` consecutive
+    #: tables no version sits at more than ``max_share_pct`` percent of its fair share
+    #: (``share_window * table_size / active versions`` tables), a reference bot at no more
+    #: than ``reference_share_pct`` percent.
+    share_window: int = 100
+    max_share_pct: int = 150
+    reference_share_pct: int = 50
+    #: 1: versions of one owner may share a table; 0 (the default): never (in a game of three
+    #: or more, one seat could feed another).
+    same_owner_tables: int = 0
     #: Failed sign-ins (a wrong token or password) one address may make in a minute.
     failed_logins_per_minute: int = 30
     #: 1: anyone may sign up on the web pages; 0: only with an admin's invite code.
@@ -61,12 +75,21 @@ class ArenaSettings:
             "series_tables": (1, 100),
             "max_archive_bytes": (1024, 1 << 34), "max_unpacked_bytes": (1024, 1 << 36),
             "max_files": (1, 1_000_000), "max_ratio": (1, 1_000_000), "refit_every_s": (1, 86_400),
+            "refit_every_results": (1, 10_000_000), "share_window": (2, 100_000), "max_share_pct": (100, 10_000),
+            "reference_share_pct": (0, 10_000), "same_owner_tables": (0, 1),
             "failed_logins_per_minute": (1, 1_000_000), "open_signup": (0, 1),
         }
         for name, (low, high) in bounds.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
                 raise ArenaError(f"arena setting {name} must be a whole number from {low} to {high}, got {v!r}")
+
+    def rules(self) -> Rules:
+        """The scheduler's rules from these settings."""
+        return Rules(
+            self.play.table_size, self.placement_tables, self.share_window, self.max_share_pct / 100,
+            self.reference_share_pct / 100, bool(self.same_owner_tables),
+        )
 
     def arena_dict(self) -> dict[str, Any]:
         """The arena's own settings (without :attr:`play`)."""

@@ -14,6 +14,7 @@ Nothing outside this module writes SQL, so a server database could replace SQLit
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import sqlite3
@@ -32,9 +33,11 @@ from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect, write_tran
 if TYPE_CHECKING:
     from referee.tournament.standings import HeadToHead
 
+#: Rating points per unit of log-strength (:data:`referee.ratings.ELO`).
+_ELO = 400.0 / math.log(10.0)
 DB_NAME = "arena.db"
 SECRET_NAME = "secret"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Milliseconds a connection waits for the other process's transaction to end.
 BUSY_TIMEOUT_MS = 15_000
 
@@ -54,6 +57,16 @@ CREATE TABLE head_to_head (
     version_id INTEGER NOT NULL, opponent_id INTEGER NOT NULL, matches INTEGER NOT NULL, better INTEGER NOT NULL,
     equal INTEGER NOT NULL, worse INTEGER NOT NULL, PRIMARY KEY (version_id, opponent_id)
 ) WITHOUT ROWID
+"""
+
+#: Schema 4's official figures: the batch fit's rating, interval (95%), standard error and
+#: log-strength, with the win rate's Wilson interval from the same matches.
+_OFFICIAL = """
+CREATE TABLE official (
+    version_id INTEGER PRIMARY KEY, rating REAL NOT NULL, low REAL NOT NULL, high REAL NOT NULL, se REAL NOT NULL,
+    theta REAL NOT NULL, matches INTEGER NOT NULL, wins INTEGER NOT NULL, win_low REAL NOT NULL, win_high REAL NOT NULL,
+    faults TEXT NOT NULL
+)
 """
 
 _SCHEMA = """
@@ -85,7 +98,7 @@ CREATE TABLE versions (
     mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL DEFAULT 0,
     wins INTEGER NOT NULL DEFAULT 0, tables INTEGER NOT NULL DEFAULT 0,
     report TEXT NOT NULL DEFAULT '', start_failures INTEGER NOT NULL DEFAULT 0,
-    spark TEXT NOT NULL DEFAULT '[]',
+    spark TEXT NOT NULL DEFAULT '[]', reference INTEGER NOT NULL DEFAULT 0,
     UNIQUE (bot_id, number)
 );
 CREATE INDEX versions_status ON versions (status);
@@ -103,19 +116,15 @@ CREATE INDEX matches_table ON matches (table_id);
 CREATE TABLE match_seats (
     version_id INTEGER NOT NULL, key TEXT NOT NULL, seat INTEGER NOT NULL, PRIMARY KEY (version_id, key)
 );
-CREATE TABLE official (
-    version_id INTEGER PRIMARY KEY, mu REAL NOT NULL, sigma REAL NOT NULL, matches INTEGER NOT NULL,
-    wins INTEGER NOT NULL, win_low REAL NOT NULL, win_high REAL NOT NULL, faults TEXT NOT NULL
-);
 CREATE TABLE infra_failures (id INTEGER PRIMARY KEY, key TEXT NOT NULL, error TEXT NOT NULL, at TEXT NOT NULL);
 CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL, body TEXT NOT NULL);
-""" + _HISTORY
+""" + _HISTORY + ";" + _OFFICIAL
 
 
 #: The meta key counting changes to what the leaderboard shows (see :meth:`ArenaStore.board`).
 BOARD_GEN = "board_gen"
 BUMP_BOARD = "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-#: The latest live ratings (mu - 3 sigma) a version keeps for its leaderboard row's sparkline
+#: The latest live ratings (rating points, the provisional figure's scale) a version keeps for its leaderboard row's sparkline
 #: (``versions.spark``, a JSON list kept with each result, so the board reads no history).
 SPARK_POINTS = 24
 #: Adds one match's head-to-head outcome of a version against one opponent (better, equal, worse: 1 or 0).
@@ -123,6 +132,13 @@ ADD_PAIR = (
     "INSERT INTO head_to_head VALUES (?, ?, 1, ?, ?, ?) ON CONFLICT(version_id, opponent_id) DO UPDATE SET "
     "matches = matches + 1, better = better + excluded.better, equal = equal + excluded.equal, worse = worse + excluded.worse"
 )
+
+
+def _live_points(mu: float) -> float:
+    """A live mu on the rating scale (:func:`referee.ladder.ratings.live_rating`'s rating)."""
+    from referee.ladder.ratings import live_rating
+
+    return live_rating(mu, 0.0)[0]
 
 
 def pair_outcomes(seats: Sequence[int], placings: Sequence[int]) -> Iterator[tuple[int, int, int, int, int]]:
@@ -155,6 +171,26 @@ def _to_v3(conn: sqlite3.Connection) -> None:
     conn.execute(BUMP_BOARD, (BOARD_GEN,))  # the kept leaderboard gains its sparklines
 
 
+def _to_v4(conn: sqlite3.Connection) -> None:
+    # The official figures of schema 3 were openskill's averaged passes, another figure on
+    # another scale: they are dropped, and the ladder's first refit rebuilds them from the
+    # finished matches (nothing is lost: the matches are the data). The sparklines move to
+    # the live figure in rating points, from each version's latest live ratings.
+    from referee.ladder.ratings import live_rating
+
+    conn.execute("DROP TABLE official")
+    conn.execute(_OFFICIAL)
+    conn.execute("DELETE FROM meta WHERE key IN ('official_at', 'official_matches')")
+    conn.execute("ALTER TABLE versions ADD COLUMN reference INTEGER NOT NULL DEFAULT 0")
+    for (vid,) in conn.execute("SELECT id FROM versions WHERE matches > 0").fetchall():
+        points = conn.execute(
+            "SELECT mu, sigma FROM rating_history WHERE version_id = ? ORDER BY n DESC LIMIT ?", (vid, SPARK_POINTS)
+        ).fetchall()
+        spark = [round(live_rating(mu, sigma)[0], 1) for mu, sigma in reversed(points)]
+        conn.execute("UPDATE versions SET spark = ? WHERE id = ?", (json.dumps(spark), vid))
+    conn.execute(BUMP_BOARD, (BOARD_GEN,))
+
+
 #: What brings a database of one schema version to the next (run by a writing connection).
 _MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     1: """
@@ -163,6 +199,7 @@ ALTER TABLE versions ADD COLUMN start_failures INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL, body TEXT NOT NULL)
 """,
     2: _to_v3,
+    3: _to_v4,
 }
 
 
@@ -221,6 +258,10 @@ class Version:
     tables: int
     #: The validation's report, each step pass or fail, as ``check-bot`` prints it (its owner's).
     report: str = ""
+    #: Whether an admin marked it a reference bot (the scheduler caps its share lower).
+    reference: bool = False
+    #: Its official figures, once a refit has included it.
+    official: Official | None = None
 
     @property
     def label(self) -> str:
@@ -263,12 +304,19 @@ class RatingPoint:
 
 @dataclass(frozen=True, slots=True)
 class Official:
-    """A version's official figures: the order-free refit over all its matches."""
+    """A version's official figures: the batch fit over every finished match
+    (:mod:`referee.ladder.ratings`), and its win rate's interval from the same matches."""
 
-    mu: float
-    sigma: float
+    #: Rating points (1500: the board's average) and the 95% interval's ends.
+    rating: float
+    low: float
+    high: float
+    #: Standard error (rating points) and the log-strength (natural units, centred).
+    se: float
+    theta: float
     matches: int
     wins: int
+    #: The win rate's Wilson interval (95%).
     win_low: float
     win_high: float
     faults: dict[str, int]
@@ -277,9 +325,19 @@ class Official:
 _VERSION_COLUMNS = (
     "v.id, b.name, v.number, b.user_id, u.name, v.status, v.reason, v.command, v.files, v.sha256, v.n_files, "
     "v.size, v.source, v.bot_name, v.bot_version, v.author, v.uploaded_at, v.status_at, v.mu, v.sigma, "
-    "v.matches, v.wins, v.tables, v.report"
+    "v.matches, v.wins, v.tables, v.report, v.reference, o.rating, o.low, o.high, o.se, o.theta, o.matches, o.wins, "
+    "o.win_low, o.win_high, o.faults"
 )
-_VERSION_FROM = "versions v JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id"
+_VERSION_FROM = (
+    "versions v JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id LEFT JOIN official o ON o.version_id = v.id"
+)
+
+
+def _version(row: Sequence[Any]) -> Version:
+    """A version from a row of :data:`_VERSION_COLUMNS`."""
+    head, reference, off = row[:24], row[24], row[25:]
+    official = None if off[0] is None else Official(*off[:-1], json.loads(off[-1]))
+    return Version(*head, reference=bool(reference), official=official)
 _MATCH_COLUMNS = (
     "m.key, m.table_id, m.rotation, m.seats, m.status, m.result, m.log_path, m.finished_at, m.duration_s, t.commitment"
 )
@@ -579,7 +637,7 @@ class ArenaStore:
         row = self._one(f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE v.id = ?", (version_id,))
         if row is None:
             raise NotFound(f"no version {version_id}")
-        return Version(*row)
+        return _version(row)
 
     def versions(
         self, *, owner_id: int | None = None, status: Sequence[str] = (), bot: str | None = None,
@@ -603,13 +661,39 @@ class ArenaStore:
             params.append(before)
         tail = f" LIMIT {int(limit)}" if limit is not None else ""
         rows = self._all(f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE {' AND '.join(where)} ORDER BY v.id DESC{tail}", params)
-        return [Version(*r) for r in rows]
+        return [_version(r) for r in rows]
 
-    def candidates(self) -> list[tuple[int, float, float, int]]:
-        """The active versions as the scheduler needs them: (id, mu, sigma, tables)."""
-        return [(int(i), float(m), float(s), int(t)) for i, m, s, t in self._all(
-            "SELECT id, mu, sigma, tables FROM versions WHERE status = 'active'"
+    def candidates(self) -> list[tuple[int, int, float, float, int, bool, float | None, float | None]]:
+        """The active versions as the scheduler needs them: (id, owner, live mu, live sigma,
+        tables, reference, official theta, its standard error in natural units), the last
+        two None before a refit has included the version."""
+        return [(int(i), int(u), float(m), float(s), int(t), bool(r), th, se) for i, u, m, s, t, r, th, se in self._all(
+            "SELECT v.id, b.user_id, v.mu, v.sigma, v.tables, v.reference, o.theta, o.se / ? FROM versions v "
+            "JOIN bots b ON b.id = v.bot_id LEFT JOIN official o ON o.version_id = v.id WHERE v.status = 'active'",
+            (_ELO,),
         )]
+
+    def unfitted(self, min_matches: int) -> int:
+        """Active versions with at least ``min_matches`` finished matches that the official
+        fit has not included yet (a refit is then due)."""
+        return int(self._one(
+            "SELECT count(*) FROM versions v WHERE v.status = 'active' AND v.matches >= ? "
+            "AND NOT EXISTS (SELECT 1 FROM official o WHERE o.version_id = v.id)", (min_matches,),
+        )[0])  # fmt: skip
+
+    def recent_tables(self, n: int) -> list[tuple[int, ...]]:
+        """The seats (version ids) of the latest ``n`` tables scheduled, oldest first: what
+        the scheduler's window is rebuilt from after a restart."""
+        rows = self._all("SELECT seats FROM ladder_tables ORDER BY id DESC LIMIT ?", (n,))
+        return [tuple(json.loads(s)) for (s,) in reversed(rows)]
+
+    def set_reference(self, version_id: int, reference: bool) -> None:
+        """Mark a version a reference bot or not (an admin's switch): the scheduler caps a
+        reference's share of tables (:attr:`~referee.ladder.settings.ArenaSettings.reference_share_pct`)."""
+        with self.tx() as c:
+            if c.execute("UPDATE versions SET reference = ? WHERE id = ?", (int(reference), version_id)).rowcount != 1:
+                raise NotFound(f"no version {version_id}")
+            c.execute(BUMP_BOARD, (BOARD_GEN,))
 
     def uploads_since(self, user_id: int, since: str) -> int:
         """How many versions a user uploaded since ``since`` (refused uploads are counted by
@@ -827,7 +911,7 @@ class ArenaStore:
                 # as the official refit counts it.
                 won = placings[s] == 1 and placings.count(1) == 1
                 (spark,) = c.execute("SELECT spark FROM versions WHERE id = ?", (vid,)).fetchone()
-                spark = json.dumps([*json.loads(spark), round(mu - 3 * sigma, 2)][-SPARK_POINTS:])
+                spark = json.dumps([*json.loads(spark), round(_live_points(mu), 1)][-SPARK_POINTS:])
                 (n,) = c.execute(
                     "UPDATE versions SET mu = ?, sigma = ?, matches = matches + 1, wins = wins + ?, spark = ? WHERE id = ? "
                     "RETURNING matches",
@@ -878,21 +962,21 @@ class ArenaStore:
 
     # ------------------------------------------------------------- the leaderboard
 
-    def board_rows(self) -> list[tuple[Any, ...]]:
-        """The leaderboard's rows, best first: active versions and every version that played.
-
-        (id, bot, number, owner, status, live mu, live sigma, matches, wins, then the official
-        mu, sigma, win_low, win_high and faults, None before the first refit, and the
-        sparkline's latest live ratings as JSON text). The order, by
-        the shown rating's ordinal (mu - 3 sigma), is SQLite's, so no row is built to sort.
-        """
-        return self._all(
-            "SELECT v.id, b.name, v.number, u.name, v.status, v.mu, v.sigma, v.matches, v.wins, "
-            "o.mu, o.sigma, o.win_low, o.win_high, o.faults, v.spark "
-            f"FROM {_VERSION_FROM} LEFT JOIN official o ON o.version_id = v.id "
+    def board_rows(self) -> list[tuple[Version, str]]:
+        """The leaderboard's versions with their sparklines' JSON text: active versions and
+        every version that played, in the board's order (SQLite's, so no row is built to
+        sort). First the ranked: active versions a refit has included, by official rating;
+        then active versions no refit has seen yet (provisional, by live mu); then the
+        versions that left the ladder (withdrawn, retired, disqualified: shown apart, never
+        above an active one), by their final figure."""
+        rows = self._all(
+            f"SELECT {_VERSION_COLUMNS}, v.spark FROM {_VERSION_FROM} "
             "WHERE v.status = 'active' OR v.matches > 0 "
-            "ORDER BY coalesce(o.mu, v.mu) - 3 * coalesce(o.sigma, v.sigma) DESC, b.name || '.v' || v.number"
+            "ORDER BY CASE WHEN v.status != 'active' THEN 2 WHEN o.rating IS NULL THEN 1 ELSE 0 END, "
+            "coalesce(o.rating, ? + ? * v.mu) DESC, b.name || '.v' || v.number",
+            (_live_points(0.0), _live_points(1.0) - _live_points(0.0)),
         )
+        return [(_version(r[:-1]), str(r[-1])) for r in rows]
 
     def board_gen(self) -> int:
         """How many times what the leaderboard shows has changed (a result, a status, a refit)."""
@@ -940,22 +1024,23 @@ class ArenaStore:
 
     # ------------------------------------------------------------- official ratings
 
-    def set_official(self, figures: dict[int, Official]) -> None:
-        """Replace the official figures (one transaction: readers see the old or the new)."""
+    def set_official(self, figures: dict[int, Official], matches: int) -> None:
+        """Replace the official figures, fitted over ``matches`` finished matches (one
+        transaction: readers see the old or the new)."""
         with self.tx() as c:
             c.execute("DELETE FROM official")
             c.executemany(
-                "INSERT INTO official VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(v, o.mu, o.sigma, o.matches, o.wins, o.win_low, o.win_high, json.dumps(o.faults)) for v, o in figures.items()],
+                "INSERT INTO official VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(v, o.rating, o.low, o.high, o.se, o.theta, o.matches, o.wins, o.win_low, o.win_high, json.dumps(o.faults))
+                 for v, o in figures.items()],
             )
-            c.execute(
-                "INSERT INTO meta VALUES ('official_at', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (now(),)
-            )
+            for key, value in (("official_at", now()), ("official_matches", str(matches))):
+                c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
             c.execute(BUMP_BOARD, (BOARD_GEN,))
 
     def official(self) -> dict[int, Official]:
         """The official figures by version id (empty before the first refit)."""
         return {
-            int(v): Official(mu, sigma, int(n), int(w), lo, hi, json.loads(f))
-            for v, mu, sigma, n, w, lo, hi, f in self._all("SELECT * FROM official")
+            int(row[0]): Official(*row[1:-1], json.loads(row[-1]))
+            for row in self._all("SELECT * FROM official")
         }

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
 from referee.ladder import board
 from referee.ladder.fairness import deal_seed
+from referee.ladder.ratings import live_rating, shown
 from referee.ladder.store import ArenaStore, LadderMatch, Version, read_secret
 
 #: Most points of one version's rating history a response carries (evenly spread).
@@ -20,19 +22,27 @@ def _secret(folder: Path) -> bytes:
     return read_secret(folder)
 
 
-def version_public(v: Version) -> dict[str, Any]:
-    """What anyone may see of a version."""
+def version_public(v: Version, rank: int | None = None) -> dict[str, Any]:
+    """What anyone may see of a version: its one figure (:func:`~referee.ladder.ratings.shown`:
+    the rating with its 95% interval, provisional or not, and the win rate with its interval
+    from the same matches) and its rank on the board (None unless ranked)."""
     return {
         "id": v.id, "bot": v.bot, "number": v.number, "label": v.label, "owner": v.owner, "status": v.status,
-        "uploaded_at": v.uploaded_at, "mu": v.mu, "sigma": v.sigma, "matches": v.matches, "wins": v.wins,
+        "uploaded_at": v.uploaded_at, **shown(v), "rank": rank, "reference": v.reference,
         "tables": v.tables, "sha256": v.sha256, "bot_name": v.bot_name, "bot_version": v.bot_version,
-    }
+    }  # fmt: skip
 
 
-def version_private(v: Version) -> dict[str, Any]:
+def ranks(store: ArenaStore) -> tuple[dict[int, int], dict[str, int]]:
+    """The board's ranks: by version, and by bot (its best active version's)."""
+    rows = json.loads(board.body(store))["standings"]
+    return {r["version"]: r["rank"] for r in rows if r["rank"] is not None}, board.bot_ranks(rows)
+
+
+def version_private(v: Version, rank: int | None = None) -> dict[str, Any]:
     """What a version's owner sees: also why it was refused, the validation's report (each
     step, pass or fail, as ``check-bot`` prints it) and what was uploaded."""
-    return {**version_public(v), "reason": v.reason, "report": v.report, "status_at": v.status_at, "source": v.source,
+    return {**version_public(v, rank), "reason": v.reason, "report": v.report, "status_at": v.status_at, "source": v.source,
             "command": v.command, "files": v.n_files, "size": v.size}
 
 
@@ -71,11 +81,12 @@ def version_admin(v: Version) -> dict[str, Any]:
 
 
 def rating_history(store: ArenaStore, versions: list[Version], max_points: int = HISTORY_POINTS) -> list[dict[str, Any]]:
-    """Each version's live rating after each of its matches: ``[n, mu, sigma]`` points, the
-    version's match count first (no point before its first match: nothing to draw from 0)."""
+    """Each version's live (provisional) rating after each of its matches, on the official
+    figure's scale: ``[n, rating, low, high]`` points (95%), the version's match count first
+    (no point before its first match: nothing to draw from 0)."""
     return [
         {"version": v.id, "label": v.label, "number": v.number, "status": v.status,
-         "points": [[p.n, round(p.mu, 4), round(p.sigma, 4)] for p in store.rating_history(v.id, max_points)]}
+         "points": [[p.n, *(round(x, 1) for x in live_rating(p.mu, p.sigma))] for p in store.rating_history(v.id, max_points)]}
         for v in versions
     ]
 

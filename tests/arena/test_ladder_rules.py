@@ -1,16 +1,14 @@
-"""The ladder's rules with no server and no bot: fair-deal commitments, the scheduler, the
+"""The ladder's rules with no server and no bot: fair-deal commitments, the
 settings file, the store's one-count-per-result, and the upload extractor's own checks."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 
 from referee.ladder.errors import ArenaError, BadUpload
 from referee.ladder.fairness import check_commitment, commitment, deal_seed
-from referee.ladder.scheduler import Candidate, choose_table
 from referee.ladder.settings import SETTINGS_NAME, ArenaSettings, load
 from referee.ladder.store import ArenaStore, create
 from referee.ladder.uploads import check_command
@@ -39,33 +37,6 @@ def test_a_log_checks_against_its_commitment_and_its_deals(tmp_path: Path) -> No
     crafted = logs["specials"]
     bad = check_commitment(crafted, commitment(read_log(crafted).header.seed))
     assert not bad.ok and "is not the one its seed gives" in bad.detail
-
-
-def _cands(n: int, tables: int = 10) -> list[Candidate]:
-    rng = random.Random(3)
-    return [Candidate(i, rng.gauss(25, 3), rng.uniform(1, 3), tables) for i in range(1, n + 1)]
-
-
-def test_no_table_with_fewer_versions_than_seats() -> None:
-    assert choose_table(_cands(2), 3, 3, random.Random(1)) is None
-
-
-def test_a_new_version_plays_its_placement_tables_first() -> None:
-    cands = [*_cands(10), Candidate(99, 25.0, 8.33, 0)]
-    choice = choose_table(cands, 3, 3, random.Random(1))
-    assert choice is not None and choice.placement and choice.focus == 99 and 99 in choice.seats
-    assert len(set(choice.seats)) == 3 and list(choice.seats) == sorted(choice.seats)
-
-
-def test_then_the_least_certain_version_meets_its_neighbours_in_rating() -> None:
-    cands = _cands(50)
-    unsure = max(cands, key=lambda c: c.sigma)
-    nearest = sorted((c for c in cands if c.id != unsure.id), key=lambda c: abs(c.mu - unsure.mu))[:4]
-    for seed in range(20):
-        choice = choose_table(cands, 2, 3, random.Random(seed))
-        assert choice is not None and not choice.placement and choice.focus == unsure.id
-        (other,) = set(choice.seats) - {unsure.id}
-        assert other in {c.id for c in nearest}
 
 
 def test_settings_round_trip_through_arena_toml_and_the_fixed_ones_stay(tmp_path: Path) -> None:
@@ -160,7 +131,7 @@ def test_the_kept_leaderboard_is_served_only_while_current_and_counts_match_a_sc
         # A result moved the board: the kept one is not served until it is built again.
         assert store.board() is None
         rows = json.loads(board.body(store))["standings"]
-        assert rows[0]["label"] == "one.v1" and rows[0]["matches"] == 1 and [r["label"] for r in rows[1:]] == ["two.v1", "three.v1"]
+        assert rows[0]["label"] == "one.v1" and rows[0]["matches"] == 1 and [r["label"] for r in rows[1:]] == ["three.v1", "two.v1"]  # provisional: by live figure
         store.set_status(ids[2], "withdrawn")
         assert board.refresh(store) and "three.v1" not in board.body(store)
         scan = {s: n for s, n in store._all("SELECT status, count(*) FROM matches GROUP BY status")}

@@ -1,4 +1,4 @@
-"""Admin: users (disable, enable, invites), versions (disqualify), the ladder (pause, resume, settings)."""
+"""Admin: users (disable, enable, invites), versions (disqualify, reference), the ladder (pause, resume, settings)."""
 
 from __future__ import annotations
 
@@ -65,6 +65,14 @@ def disqualify(version_id: int, store: Store, reason: Annotated[str, Body(embed=
         raise NotFound(f"no version {version_id}") from None
     store.set_status(v.id, "disqualified", reason)
     return version_private(store.version(v.id))
+
+
+@router.post("/versions/{version_id}/reference")
+def mark_reference(version_id: int, store: Store, reference: Annotated[bool, Body(embed=True)] = True) -> dict[str, Any]:
+    """Mark a version a reference bot, or not (``{"reference": false}``): the ladder caps a
+    reference's share of tables at the arena's ``reference_share_pct`` of a fair share (admin)."""
+    store.set_reference(version_id, reference)
+    return version_admin(store.version(version_id))
 
 
 @router.post("/ladder/pause")

@@ -12,6 +12,7 @@ from referee.service.deps import OwnedVersion, SignedIn, Store, public
 from referee.service.views import (
     HISTORY_POINTS,
     head_to_head,
+    ranks,
     rating_history,
     version_private,
     version_public,
@@ -54,13 +55,14 @@ async def upload(
 @router.get("/versions")
 def my_versions(user: SignedIn, store: Store) -> list[dict[str, Any]]:
     """The caller's versions, newest first, with their validation status (signed-in)."""
-    return [version_private(v) for v in store.versions(owner_id=user.id)]
+    by_version, _ = ranks(store)
+    return [version_private(v, by_version.get(v.id)) for v in store.versions(owner_id=user.id)]
 
 
 @router.get("/versions/{version_id}")
-def my_version(v: OwnedVersion) -> dict[str, Any]:
+def my_version(v: OwnedVersion, store: Store) -> dict[str, Any]:
     """One of the caller's versions, with why it was refused if it was (owner)."""
-    return version_private(v)
+    return version_private(v, ranks(store)[0].get(v.id))
 
 
 @router.get("/versions/{version_id}/files")
@@ -85,9 +87,12 @@ def withdraw(v: OwnedVersion, store: Store) -> dict[str, Any]:
 
 @router.get("/bots/{name}", dependencies=[Depends(public)])
 def bot_page(name: str, store: Store) -> dict[str, Any]:
-    """A bot's public page: its versions and their ratings (public)."""
+    """A bot's public page: its versions with their ratings and ranks, and the bot's rank:
+    its best active version's (None while it has no ranked version) (public)."""
     versions = _versions_of(store, name)
-    return {"name": name, "owner": versions[0].owner, "versions": [version_public(v) for v in versions]}
+    by_version, by_bot = ranks(store)
+    return {"name": name, "owner": versions[0].owner, "rank": by_bot.get(name),
+            "versions": [version_public(v, by_version.get(v.id)) for v in versions]}
 
 
 def _versions_of(store: Store, name: str) -> list[Any]:
@@ -102,8 +107,8 @@ def bot_ratings(
     name: str, store: Store,
     points: Annotated[int, Query(ge=2, le=5000, description="Most points per version, evenly spread")] = HISTORY_POINTS,
 ) -> dict[str, Any]:
-    """A bot's rating history (public): each version's live rating (mu, sigma) after each of
-    its matches, as ``[match number, mu, sigma]``, oldest first."""
+    """A bot's rating history (public): each version's live (provisional) rating after each of
+    its matches, as ``[match number, rating, low, high]`` (95%), oldest first."""
     return {"name": name, "versions": rating_history(store, _versions_of(store, name), points)}
 
 

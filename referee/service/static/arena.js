@@ -108,6 +108,22 @@
     return false;
   }
 
+  // ------------------------------------------------------------ the one figure
+
+  // What the rating is, said once on every page that shows it.
+  var RATING_NOTE = "Rating: the official fit of all finished matches (1500 is the board's average; a 400-point gap means 10:1 odds of placing above), " +
+    "with its 95% interval. * marks a provisional figure: the live one, until the next refit includes the version. Win rates and their 95% intervals come from the same matches.";
+  // A version's rating cell: the figure, * if provisional, the interval as its title.
+  function ratingCell(v) {
+    if (!v.matches) return td("–");
+    return td(el("span", { cls: "rating" + (v.provisional ? " provisional" : ""), title: (v.provisional ? "provisional (live) " : "official ") + "rating, 95% interval " + fix(v.low, 0) + "–" + fix(v.high, 0),
+      text: fix(v.rating, 0) + (v.provisional ? "*" : "") }));
+  }
+  function intervalCell(v, cls) { return td(v.matches ? fix(v.low, 0) + "–" + fix(v.high, 0) : "–", cls); }
+  function winCells(v, cls) {
+    return [td(v.win_rate === null ? "–" : pct(v.win_rate)), td(v.win_rate === null ? "–" : pct(v.win_low) + "–" + pct(v.win_high), cls)];
+  }
+
   // ------------------------------------------------------------ leaderboard
 
   var board = { timer: null, user: "" };
@@ -135,34 +151,37 @@
     var counts = ladder.matches || {};
     var playing = ladder.paused ? el("span", { cls: "bad", text: "paused" }) : el("span", { cls: "good", text: "playing" });
     var table_ = table(
-      [["#"], ["version", "l"], ["owner", "l opt"], ["rating"], ["trend", "opt l"], ["mu", "opt2"], ["σ", "opt2"], ["matches", "opt"], ["win rate"], ["95% interval", "opt"], ["faults", "opt2 l"]],
+      [["#"], ["version", "l"], ["owner", "l opt"], ["rating"], ["95% interval", "opt"], ["trend", "opt l"], ["matches", "opt"], ["win rate"], ["95% interval", "opt"], ["faults", "opt2 l"]],
       rows.map(function (r) {
         var faults = Object.keys(r.faults || {}).map(function (k) { return k + " " + r.faults[k]; }).join(", ");
-        return el("tr", { "data-version": r.version },
-          td(String(r.rank)), td(botLink(r.bot, r.label), "l name"), td(el("a", { href: "/?user=" + enc(r.owner), text: r.owner }), "l opt name"),
-          td(el("span", { title: r.official ? "official refit" : "live rating (no refit yet)", text: fix(r.ordinal, 2) + (r.official ? "" : "*") })),
-          td(el("a", { cls: "spark-link", href: "/bots/" + enc(r.bot) + "#ratings", title: "rating history of " + r.bot, "aria-label": "rating history of " + r.label },
+        var label = r.status === "active" ? "" : " (" + r.status + ")";
+        return el("tr", { "data-version": r.version, "data-section": r.section, cls: r.section === "ranked" ? null : r.section },
+          td(r.rank === null ? "–" : String(r.rank)), td([botLink(r.bot, r.label), r.reference ? el("span", { cls: "muted", text: " reference" }) : null, label], "l name"),
+          td(el("a", { href: "/?user=" + enc(r.owner), text: r.owner }), "l opt name"),
+          ratingCell(r), intervalCell(r, "opt"),
+          td(el("a", { cls: "spark-link", href: "/bots/" + enc(r.bot) + "#ratings", title: "live rating history of " + r.bot, "aria-label": "rating history of " + r.label },
             sparkline(r.spark || [])), "opt l"),
-          td(fix(r.mu, 2), "opt2"), td(fix(r.sigma, 2), "opt2"), td(String(r.matches), "opt"), td(pct(r.win_rate)),
-          td(r.win_low === null ? "–" : pct(r.win_low) + "–" + pct(r.win_high), "opt"), td(faults || "–", "opt2 l"));
+          td(String(r.matches), "opt"), winCells(r, "opt"), td(faults || "–", "opt2 l"));
       }), "board");
     table_.id = "standings";
     show(
       el("h1", null, "Leaderboard"),
-      el("p", { cls: "muted" }, "Each bot version's rating is mu − 3σ from the ladder's matches (* marks a live figure before the first official refit). The ladder is ",
-        playing, ": " + (counts.done || 0) + " matches played, " + (counts.pending || 0) + " in play or waiting.", st.official_at ? " Refitted " + when(st.official_at) + "." : ""),
+      el("p", { cls: "muted", id: "rating-note" }, RATING_NOTE),
+      el("p", { cls: "muted" }, "Only active versions are ranked; versions no refit has seen yet follow, then those that left the ladder, with their final figures. The ladder is ",
+        playing, ": " + (counts.done || 0) + " matches played, " + (counts.pending || 0) + " in play or waiting.",
+        st.official_at ? " Refitted " + when(st.official_at) + " over " + st.official_matches + " matches." : " No refit yet."),
       el("div", { cls: "controls" }, el("label", { for: "user-filter" }, "Show "), select,
         el("span", { id: "live", cls: "muted", text: "updates every 3 s" })),
       rows.length ? table_ : el("p", { cls: "muted", id: "empty" }, "No version has played yet. ", session.user ? el("a", { href: "/me" }, "Upload a bot.") : el("a", { href: "/signup" }, "Sign up and upload a bot.")));
   }
 
-  // A row's latest live ratings as a small line; it starts at the first point (no line from 0).
+  // A row's latest live (provisional) ratings as a small line; it starts at the first point (no line from 0).
   function sparkline(vals) {
     var W = 84, H = 22, P = 3;
     var s = svg("svg", { "class": "spark", viewBox: "0 0 " + W + " " + H, width: W, height: H, "data-points": vals.length });
     if (!vals.length) { s.appendChild(svg("text", { x: 2, y: 15 }, "–")); return s; }
     var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals);
-    if (hi - lo < 0.5) { lo -= 0.25; hi += 0.25; }
+    if (hi - lo < 5) { lo -= 2.5; hi += 2.5; }
     function X(i) { return vals.length === 1 ? W - P : P + (W - 2 * P) * i / (vals.length - 1); }
     function Y(v) { return P + (H - 2 * P) * (1 - (v - lo) / (hi - lo)); }
     if (vals.length > 1) {
@@ -258,8 +277,8 @@
     var rows = versions.map(function (v) {
       var canWithdraw = ["queued", "validating", "active", "retired"].indexOf(v.status) >= 0;
       return el("tr", { "data-version": v.id },
-        td(botLink(v.bot, v.label), "l name"), td(status(v.status), "l"), td(fix(v.mu - 3 * v.sigma, 2)), td(String(v.matches), "opt"),
-        td(when(v.uploaded_at), "opt2"),
+        td(botLink(v.bot, v.label), "l name"), td(status(v.status), "l"), td(v.rank === null ? "–" : String(v.rank)), ratingCell(v), intervalCell(v, "opt"),
+        td(String(v.matches), "opt"), winCells(v, "opt2"), td(when(v.uploaded_at), "opt2"),
         td([el("a", { href: "#v" + v.id, text: "details" }), " ",
           canWithdraw ? el("button", { cls: "withdraw", "data-id": v.id, onclick: function () {
             if (!confirm("Withdraw " + v.label + "? It plays no more; its history stays.")) return;
@@ -284,7 +303,8 @@
             api("POST", "/api/v1/me/tokens").then(function (t) { tokenBox.replaceChildren(el("code", { cls: "token", id: "token", text: t.token })); }, function (e) { formError(tokenBox, e); });
           } }, "Make a token"), tokenBox)),
       el("h2", null, "Versions"),
-      versions.length ? table([["version", "l"], ["status", "l"], ["rating"], ["matches", "opt"], ["uploaded", "opt2"], ["", "l"]], rows) : el("p", { cls: "muted" }, "No upload yet."),
+      versions.length ? [table([["version", "l"], ["status", "l"], ["#"], ["rating"], ["95% interval", "opt"], ["matches", "opt"], ["win rate"], ["95% interval", "opt2"], ["uploaded", "opt2"], ["", "l"]], rows),
+        el("p", { cls: "muted" }, RATING_NOTE)] : el("p", { cls: "muted" }, "No upload yet."),
       details);
     var bots = {};
     versions.forEach(function (v) { bots[v.bot] = 1; });
@@ -386,7 +406,7 @@
 
   // ------------------------------------------------------------ a bot's page
 
-  // Each version's live rating (mu − 3σ) after each of its matches, one line per version, over
+  // Each version's live (provisional) rating after each of its matches, one line per version, over
   // the version's own match count. A line starts at its first match: no segment from 0.
   function ratingPlot(hist) {
     var lines = hist.versions.filter(function (v) { return v.points.length; });
@@ -394,38 +414,38 @@
     var W = 640, H = 240, L = 44, R = 12, T = 12, B = 30;
     var all = [], n0 = Infinity, n1 = -Infinity;
     lines.forEach(function (v) {
-      v.points.forEach(function (p) { all.push(p[1] - 3 * p[2]); n0 = Math.min(n0, p[0]); n1 = Math.max(n1, p[0]); });
+      v.points.forEach(function (p) { all.push(p[1]); n0 = Math.min(n0, p[0]); n1 = Math.max(n1, p[0]); });
     });
     var lo = Math.min.apply(null, all), hi = Math.max.apply(null, all);
-    var pad = Math.max(0.5, (hi - lo) * 0.08);
+    var pad = Math.max(5, (hi - lo) * 0.08);
     lo -= pad; hi += pad;
     function X(n) { return n1 === n0 ? (L + W - R) / 2 : L + (W - L - R) * (n - n0) / (n1 - n0); }
     function Y(v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); }
     var s = svg("svg", { id: "rating-plot", viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img", "aria-label": "rating history by version" });
     [lo + pad, (lo + hi) / 2, hi - pad].forEach(function (v) {
       s.appendChild(svg("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#e3e0d6" }));
-      s.appendChild(svg("text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, v.toFixed(1)));
+      s.appendChild(svg("text", { x: L - 4, y: Y(v) + 4, "text-anchor": "end" }, v.toFixed(0)));
     });
     s.appendChild(svg("text", { x: L, y: H - 8, "text-anchor": "start" }, "match " + n0));
     if (n1 !== n0) s.appendChild(svg("text", { x: W - R, y: H - 8, "text-anchor": "end" }, "match " + n1));
     var legend = el("p", { cls: "legend" });
     lines.slice().reverse().forEach(function (v, i) {
       var color = PALETTE[i % PALETTE.length];
-      var xy = v.points.map(function (p) { return [X(p[0]), Y(p[1] - 3 * p[2])]; });
+      var xy = v.points.map(function (p) { return [X(p[0]), Y(p[1])]; });
       if (xy.length > 1) {
         s.appendChild(svg("path", { "class": "history", "data-version": v.version, "data-points": xy.length, fill: "none", stroke: color, "stroke-width": 2,
           d: xy.map(function (q, j) { return (j ? "L" : "M") + q[0].toFixed(1) + " " + q[1].toFixed(1); }).join(" ") }));
       }
       var last = xy[xy.length - 1], p = v.points[v.points.length - 1];
       var dot = svg("circle", { "class": "history-end", "data-version": v.version, cx: last[0], cy: last[1], r: 3.5, fill: color });
-      dot.appendChild(svg("title", {}, v.label + ": " + (p[1] - 3 * p[2]).toFixed(2) + " after match " + p[0]));
+      dot.appendChild(svg("title", {}, v.label + ": " + p[1].toFixed(0) + " (" + p[2].toFixed(0) + "–" + p[3].toFixed(0) + ") after match " + p[0]));
       s.appendChild(dot);
       var swatch = svg("svg", { width: 14, height: 10, viewBox: "0 0 14 10" });
       swatch.appendChild(svg("rect", { x: 0, y: 3, width: 14, height: 4, fill: color }));
       add(legend, el("span", { cls: "key" }, swatch, v.label));
     });
     return el("div", { cls: "plot", id: "ratings" },
-      el("p", { cls: "muted" }, "Live rating (mu − 3σ) of each version after each of its matches, by the version's match count:"), s, legend);
+      el("p", { cls: "muted" }, "The live (provisional) rating of each version after each of its matches, by the version's match count; the official rating is the refit's, in the table above:"), s, legend);
   }
   function headToHead(rows) {
     if (!rows.length) return el("p", { cls: "muted", id: "h2h-empty" }, "No match yet.");
@@ -442,12 +462,14 @@
     Promise.all([api("GET", base), api("GET", "/api/v1/matches?limit=20&bot=" + enc(name)), api("GET", base + "/ratings"), api("GET", base + "/head-to-head")]).then(function (res) {
       var b = res[0], ms = res[1];
       show(el("h1", null, "Bot " + b.name),
-        el("p", { cls: "muted" }, "by ", el("a", { href: "/?user=" + enc(b.owner), text: b.owner }), ". Each upload is a new version."),
+        el("p", { cls: "muted" }, "by ", el("a", { href: "/?user=" + enc(b.owner), text: b.owner }), ". Each upload is a new version. ",
+          el("span", { id: "bot-rank" }, b.rank === null ? "Not ranked: no active version a refit has included." : "Rank " + b.rank + " (its best active version's).")),
         el("h2", null, "Versions"),
-        table([["version", "l"], ["status", "l"], ["rating"], ["mu", "opt"], ["σ", "opt"], ["matches"], ["wins", "opt"], ["uploaded", "opt2"]], b.versions.map(function (v) {
-          return el("tr", null, td(v.label, "l name"), td(status(v.status), "l"), td(fix(v.mu - 3 * v.sigma, 2)), td(fix(v.mu, 2), "opt"), td(fix(v.sigma, 2), "opt"),
-            td(String(v.matches)), td(String(v.wins), "opt"), td(when(v.uploaded_at), "opt2"));
+        table([["version", "l"], ["status", "l"], ["#"], ["rating"], ["95% interval", "opt"], ["matches"], ["win rate"], ["95% interval", "opt"], ["uploaded", "opt2"]], b.versions.map(function (v) {
+          return el("tr", { "data-version": v.id }, td(v.label, "l name"), td(status(v.status), "l"), td(v.rank === null ? "–" : String(v.rank)), ratingCell(v), intervalCell(v, "opt"),
+            td(String(v.matches)), winCells(v, "opt"), td(when(v.uploaded_at), "opt2"));
         })),
+        el("p", { cls: "muted" }, RATING_NOTE),
         el("h2", null, "Rating history"), ratingPlot(res[2]),
         el("h2", null, "Head-to-head"),
         el("p", { cls: "muted" }, "Per opponent version: a win is a match placed above it, a loss below, a draw at the same placing (a shared first place is nobody's win); the score counts a draw as half."),
@@ -480,10 +502,12 @@
         return el("tr", { "data-version": v.id },
           td(String(v.id), "opt"), td(botLink(v.bot, v.label), "l name"), td(v.owner, "l opt name"), td(status(v.status), "l"),
           td(String(v.matches), "opt"), td(v.reason || "–", "l opt2 name reason"),
-          td(v.status === "disqualified" ? "" : el("button", { cls: "disqualify", "data-id": v.id, onclick: function () {
+          td([v.status === "disqualified" ? null : el("button", { cls: "disqualify", "data-id": v.id, onclick: function () {
             if (!confirm("Disqualify " + v.label + "? It plays no more; tables it sits at score it as absent.")) return;
             act("/api/v1/admin/versions/" + v.id + "/disqualify", { reason: reason.value || "disqualified by an admin" })();
-          } }, "Disqualify"), "l"));
+          } }, "Disqualify"), " ",
+            el("button", { cls: "reference", "data-id": v.id, "aria-pressed": v.reference ? "true" : "false", title: "a reference bot's share of tables is capped",
+              onclick: act("/api/v1/admin/versions/" + v.id + "/reference", { reference: !v.reference }) }, v.reference ? "Unmark reference" : "Mark reference")], "l"));
       });
       var vtable = table([["id", "opt"], ["version", "l"], ["owner", "l opt"], ["status", "l"], ["matches", "opt"], ["why", "l opt2"], ["", "l"]], vrows);
       vtable.id = "admin-versions";
