@@ -44,7 +44,7 @@ import uvicorn
 from referee.ladder import board, ratings
 from referee.ladder.accounts import add_user
 from referee.ladder.loop import Ladder
-from referee.ladder.scheduler import Candidate, choose_table
+from referee.ladder.scheduler import Candidate, Window, choose_table
 from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import (
     ADD_PAIR,
@@ -244,14 +244,18 @@ def main() -> None:
             print(f"  p95 {label:<22} {ms:7.1f} ms")
         rng = random.Random(2)
         active = store.versions(status=("active",))
-        cands = [Candidate(v.id, v.mu, v.sigma, v.tables) for v in active]
+        cands = [Candidate(v.id, v.owner_id, *ratings.live_theta(v.mu, v.sigma), v.tables) for v in active]
+        rules = store.settings.rules()
+        window = Window.of(rules.window, store.recent_tables(rules.window))
         pure, full = [], []
         for _ in range(200):
             t1 = time.perf_counter()
-            choose_table(cands, 2, 3, rng)
+            choose_table(cands, rules, window, rng)
             pure.append((time.perf_counter() - t1) * 1000)
             t1 = time.perf_counter()
-            choose_table([Candidate(*c) for c in store.candidates()], 2, 3, rng)
+            fresh = [Candidate(i, u, *(ratings.live_theta(mu, sg) if th is None or se is None else (th, se)), t, r)
+                     for i, u, mu, sg, t, r, th, se in store.candidates()]
+            choose_table(fresh, rules, window, rng)
             full.append((time.perf_counter() - t1) * 1000)
         print(f"scheduler, one table among {len(cands)}: p95 {p95(pure):.2f} ms (with the store's query {p95(full):.2f} ms)")
         t1 = time.monotonic()

@@ -58,11 +58,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import legacy_ratings as legacy  # noqa: E402
+import legacy_ratings as legacy
 
-from referee.ladder import ratings as ladder_ratings  # noqa: E402
-from referee.ladder.scheduler import Candidate, Rules, Window, choose_table, within_caps  # noqa: E402
-from referee.ratings import BASE, ELO, Fit, Outcome, fit  # noqa: E402
+from referee.ladder import ratings as ladder_ratings
+from referee.ladder.scheduler import Candidate, Rules, Window, choose_table, within_caps
+from referee.ratings import BASE, ELO, Fit, Outcome, fit
 
 #: Measured tie patterns by table size (see the module doc): (chance, placings).
 TIES: dict[int, tuple[float, tuple[int, ...]]] = {3: (3 / 240, (1, 2, 2)), 4: (4 / 80, (1, 2, 2, 4))}
@@ -269,7 +269,7 @@ def refit_seconds(versions: int, matches: int, k: int) -> float:
     random seats), timed."""
     rng = random.Random(5)
     world = World([rng.gauss(0, 1) for _ in range(versions)], list(range(versions)), k, 0.8, rng)
-    outs = []
+    outs: list[Outcome[int]] = []
     t = 0
     while len(outs) < matches:
         t += 1
@@ -364,7 +364,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = [
         ("order right after (matches)", median_to(old_to), median_to(new_to), "new ≤ 1/3 of old"),
         ("largest share of a 100-table window", f"{max(old_share):.2f}x", f"{max(new_share):.2f}x", "≤ 1.50x"),
-        ("coverage of true ratings by 95% intervals", f"{old_cov[0] / old_cov[1]:.1%} (mu±1.96σ)",
+        ("coverage of true ratings by 95% intervals", f"{old_cov[0] / old_cov[1]:.1%} (mu +- 1.96 sigma)",
          f"{new_cov[0] / new_cov[1]:.1%} ({new_cov[0]}/{new_cov[1]}, {a.coverage_boards} boards x {a.coverage_matches:,} matches)",
          "93-97%"),
         (f"refit, {a.refit_versions:,} versions x {a.refit_matches:,} matches", "-", f"{refit_s:.2f} s", "< 10 s"),

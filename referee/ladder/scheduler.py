@@ -195,13 +195,10 @@ def choose_table(
     caps = {False: cap(rules, n, False), True: cap(rules, n, True)}
     # The caps as they are, then without the reference cap, then none (see the module doc).
     for strict_ref, strict_share in ((True, True), (False, True), (False, False)):
-        def ok(c: Candidate) -> bool:
-            if not strict_share:
-                return True
-            limit = caps[c.reference] if strict_ref else caps[False]
-            return window.count(c.id) + 1 <= limit
-
-        eligible = [c for c in candidates if ok(c)]
+        eligible = [
+            c for c in candidates
+            if not strict_share or window.count(c.id) + 1 <= caps[c.reference and strict_ref]
+        ]  # fmt: skip
         choice = _choose(eligible, rules, window, rng, fair_share(rules, n))
         if choice is not None:
             return choice
@@ -286,22 +283,22 @@ def _informative(
     top = np.argsort(-value, kind="stable")[: 4 * k + 12]
     best: tuple[float, int, int] | None = None
     for i in top:
-        a, b = int(first[i]), int(second[i])
-        if not rules.same_owner and order[a].owner == order[b].owner:
+        x, y = int(first[i]), int(second[i])
+        if not rules.same_owner and order[x].owner == order[y].owner:
             continue
-        v = float(value[i]) / (1 + window.pair(order[a].id, order[b].id)) * (1 + 1e-6 * rng.random())
-        if best is None or v > best[0]:
-            best = (v, a, b)
+        worth = float(value[i]) / (1 + window.pair(order[x].id, order[y].id)) * (1 + 1e-6 * rng.random())
+        if best is None or worth > best[0]:
+            best = (worth, x, y)
     if best is None:
         # Every neighbour pair shares an owner: any two versions of different owners.
         pairs = [
-            (a, b) for a in range(len(order)) for b in range(a + 1, len(order))
-            if (rules.same_owner or order[a].owner != order[b].owner) and focus in (None, order[a].id, order[b].id)
+            (x, y) for x in range(len(order)) for y in range(x + 1, len(order))
+            if (rules.same_owner or order[x].owner != order[y].owner) and focus in (None, order[x].id, order[y].id)
         ]  # fmt: skip
         if not pairs:
             return None
-        a, b = rng.choice(pairs)
-        best = (0.0, a, b)
+        x, y = rng.choice(pairs)
+        best = (0.0, x, y)
     seats = [best[1], best[2]]
     while len(seats) < k:
         nxt = _grow(seats, order, theta, se2, expo, rules)
@@ -340,7 +337,8 @@ def _value(d: np.ndarray, s2: np.ndarray) -> np.ndarray:
     s2 = np.maximum(s2, 1e-12)
     doubt = ndtr(-np.abs(d) / np.sqrt(s2))
     p = 1.0 / (1.0 + np.exp(-np.clip(d, -50, 50)))
-    return np.maximum(doubt * p * (1 - p) * s2, _TINY)
+    out: np.ndarray = np.maximum(np.asarray(doubt, dtype=float) * p * (1 - p) * s2, _TINY)
+    return out
 
 
 def pair_value(a: Candidate, b: Candidate) -> float:

@@ -20,7 +20,7 @@ import secrets
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -335,9 +335,14 @@ _VERSION_FROM = (
 
 def _version(row: Sequence[Any]) -> Version:
     """A version from a row of :data:`_VERSION_COLUMNS`."""
-    head, reference, off = row[:24], row[24], row[25:]
-    official = None if off[0] is None else Official(*off[:-1], json.loads(off[-1]))
-    return Version(*head, reference=bool(reference), official=official)
+    v = Version(*row[:24])
+    return replace(v, reference=bool(row[24]), official=None if row[25] is None else _official(row[25:]))
+
+
+def _official(row: Sequence[Any]) -> Official:
+    """Official figures from a row of the official table (without its version id)."""
+    rating, low, high, se, theta, matches, wins, win_low, win_high, faults = row
+    return Official(rating, low, high, se, theta, int(matches), int(wins), win_low, win_high, json.loads(faults))
 _MATCH_COLUMNS = (
     "m.key, m.table_id, m.rotation, m.seats, m.status, m.result, m.log_path, m.finished_at, m.duration_s, t.commitment"
 )
@@ -1040,7 +1045,4 @@ class ArenaStore:
 
     def official(self) -> dict[int, Official]:
         """The official figures by version id (empty before the first refit)."""
-        return {
-            int(row[0]): Official(*row[1:-1], json.loads(row[-1]))
-            for row in self._all("SELECT * FROM official")
-        }
+        return {int(row[0]): _official(row[1:]) for row in self._all("SELECT * FROM official")}

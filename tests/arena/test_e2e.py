@@ -86,7 +86,7 @@ def test_two_users_upload_play_read_their_logs_and_verify_a_download(arena_facto
     def board_moved() -> list[dict[str, object]] | None:
         rows = arena.api("GET", "/api/v1/standings").json()["standings"]
         played = [r for r in rows if int(r["matches"]) >= 2]
-        return rows if len(played) == 2 and any(r["mu"] != 25.0 for r in rows) else None
+        return rows if len(played) == 2 and any(r["rating"] != 1500.0 for r in rows) else None
 
     poll_until("the leaderboard to move", board_moved, timeout_s=600, interval_s=1.0)
     rows = json.loads(cli("remote", "standings", "--json", env=envs["carol"]).stdout)["standings"]

@@ -32,7 +32,7 @@ def _arena(tmp_path: Path) -> tuple[ArenaStore, dict[str, int]]:
 
 
 def test_the_refit_is_the_fit_and_win_rates_come_from_the_same_matches(tmp_path: Path) -> None:
-    store, ids = _arena(tmp_path)
+    store, _ = _arena(tmp_path)
     with store:
         rows = store.finished_rows()
         official = refit(rows)

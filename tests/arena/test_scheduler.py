@@ -6,7 +6,16 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from referee.ladder.scheduler import Candidate, Rules, Window, can_seat, cap, choose_table, pair_value, within_caps
+from referee.ladder.scheduler import (
+    Candidate,
+    Rules,
+    Window,
+    can_seat,
+    cap,
+    choose_table,
+    pair_value,
+    within_caps,
+)
 
 
 def _board(n: int, *, tables: int = 10, se: float = 0.1, owners: int | None = None, seed: int = 3) -> list[Candidate]:
