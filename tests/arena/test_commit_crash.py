@@ -37,9 +37,10 @@ def test_a_log_moved_before_a_kill_is_dropped_and_its_match_played_again(tmp_pat
     folder = tmp_path / "arena"
     create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox="off")))
     with ArenaStore.open(folder) as store:
-        user, _ = add_user(store, "alice")
+        # Two owners: one owner's versions never share a table (the arena's default).
+        users = [add_user(store, "alice")[0], add_user(store, "bob")[0]]
         # (Not "random.py": a bot file of that name would shadow the standard library's.)
-        for name, sample in (("greedy.py", "greedy.py"), ("randbot.py", "random.py")):
+        for user, (name, sample) in zip(users, (("greedy.py", "greedy.py"), ("randbot.py", "random.py")), strict=True):
             store.set_status(accept_upload(store, user, name, (SAMPLES / sample).read_bytes()).id, "active")
 
     killed: list[str] = []

@@ -90,8 +90,9 @@ def test_ray_local_plays_the_same_matches_as_two_local_workers(tmp_path: Path, m
 def _compare(tmp_path: Path, ray_tmp: Path) -> None:
     base = make_arena(tmp_path / "base").folder
     with ArenaStore.open(base) as store:
-        user, _ = add_user(store, "alice")
-        for src, fname in ((SAMPLES / "greedy.py", "greedy.py"), (SAMPLES / "random.py", "randbot.py")):
+        # Two owners: one owner's versions never share a table (the arena's default).
+        users = [add_user(store, "alice")[0], add_user(store, "bob")[0]]
+        for user, (src, fname) in zip(users, ((SAMPLES / "greedy.py", "greedy.py"), (SAMPLES / "random.py", "randbot.py")), strict=True):
             v = accept_upload(store, user, fname, src.read_bytes())
             store.set_status(v.id, "active")
     played: dict[str, dict[str, Any]] = {}

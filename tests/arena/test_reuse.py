@@ -44,6 +44,8 @@ class _Watched(Ladder):
 def _arena(tmp_path: Path, versions: int, **settings: int) -> Path:
     """An arena of ``versions`` active memo bots, unsandboxed (the rule is the runner's)."""
     folder = tmp_path / "arena"
+    # One user's versions, so that owner may share a table (the arena's default forbids it).
+    settings.setdefault("same_owner_tables", 1)
     create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox="off"), **settings))
     with ArenaStore.open(folder) as store:
         user, _ = add_user(store, "alice")

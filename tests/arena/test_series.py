@@ -19,6 +19,8 @@ from referee.tournament.settings import TournamentSettings
 
 def _arena(tmp_path: Path, versions: int = 3, **settings: int) -> tuple[Ladder, ArenaStore]:
     folder = tmp_path / "arena"
+    # One user's versions, so that owner may share a table (the arena's default forbids it).
+    settings.setdefault("same_owner_tables", 1)
     create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox="off"), **settings))
     store = ArenaStore.open(folder)
     user, _ = add_user(store, "alice")

@@ -296,7 +296,7 @@ def test_a_bots_rating_history_and_head_to_head_follow_its_matches(arena: Arena)
     ns = [p[0] for p in line["points"]]
     # One point per match, from the first (none at 0), up to the matches it has now.
     assert ns == list(range(1, len(ns) + 1)) and 2 <= len(ns) <= after["matches"]
-    assert all(p[2] > 0 for p in line["points"])
+    assert all(p[2] < p[1] < p[3] for p in line["points"])  # [n, rating, low, high]
     default = next(v for v in arena.api("GET", "/api/v1/bots/greedy/ratings").json()["versions"] if v["label"] == "greedy.v1")["points"]
     assert 2 <= len(default) <= 400 and default[0][0] == 1
     few = arena.api("GET", "/api/v1/bots/greedy/ratings", params={"points": 2}).json()["versions"]

@@ -58,9 +58,10 @@ def test_start_failures_survive_a_restart_of_the_ladder(tmp_path: Path) -> None:
     folder = tmp_path / "arena"
     create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox="off", max_start_failures=most)))
     with ArenaStore.open(folder) as store:
+        # Two owners: one owner's versions never share a table (the arena's default).
         user, _ = add_user(store, "alice")
         good = accept_upload(store, user, "greedy.py", (SAMPLES / "greedy.py").read_bytes())
-        bad = accept_upload(store, user, "broken.py", BROKEN)
+        bad = accept_upload(store, add_user(store, "bob")[0], "broken.py", BROKEN)
         for v in (good, bad):
             store.set_status(v.id, "active")
     run_ladder_until(_StopAtAFailure(folder, 1), "the first failure to start", lambda: _stopped_with_a_failure(folder, bad.id))

@@ -255,8 +255,15 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     seeded: Seeded = a.seeded  # type: ignore[attr-defined]
     t = tabs(url)
     # The leaderboard: a sparkline per row of its latest ratings, a link to the bot's history.
+    # Ranked means playing: once the ladder's first refit has run, sharp.v2 (the one active
+    # version) is ranked; the retired, withdrawn and disqualified ones are shown apart.
+    poll_until("the first refit", lambda: httpx.get(url + "/api/v1/standings").json()["official_at"], timeout_s=300, interval_s=0.2)
     t.go("/")
     row = t.page.wait_for_selector(f"#standings tr[data-version='{seeded.sharp2}']")
+    assert row.query_selector("td").text_content() == "1" and "*" not in row.query_selector("span.rating").text_content()
+    sections = {int(r.get_attribute("data-version")): r.get_attribute("data-section") for r in t.page.query_selector_all("#standings tbody tr")}
+    assert sections == {seeded.sharp2: "ranked", seeded.sharp1: "inactive", seeded.steady: "inactive", seeded.odd: "inactive"}
+    assert "95% interval" in t.page.text_content("#rating-note")
     hist = httpx.get(url + "/api/v1/bots/sharp/ratings").json()
     by_version = {v["version"]: v for v in hist["versions"]}
     assert len(by_version[seeded.sharp2]["points"]) == 28 and by_version[seeded.sharp2]["points"][0][0] == 1
