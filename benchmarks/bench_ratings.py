@@ -1,7 +1,8 @@
 """Ratings and matchmaking benchmark: today's ladder against the one before issue 35, on a
 simulated board whose true strengths are known. A pure simulation: no process, no socket.
 
-Run ``python benchmarks/bench_ratings.py`` (about a minute on a free core). One run prints one
+Run ``python benchmarks/bench_ratings.py`` (about three minutes on a free core, most of it the
+old ladder's figure: eight openskill passes over every match at each look). One run prints one
 table, the two ladders side by side:
 
 - **order right after (matches)**: the matches after which the board's order is right among
@@ -303,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--versions", type=int, default=12)
     p.add_argument("--table-size", type=int, default=2)
-    p.add_argument("--horizon", type=int, default=40_000, help="matches each ladder plays")
+    p.add_argument("--horizon", type=int, default=20_000, help="matches each ladder plays")
     p.add_argument("--gap", type=float, default=0.25, help="true log-strength gap that must be ordered right")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--luck", type=float, default=0.8, help="chance a seat's noise is its deal's (shared by rotations)")

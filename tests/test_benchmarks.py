@@ -24,6 +24,8 @@ SMALL: dict[str, tuple[list[str], str]] = {
     "bench_transport.py": (["-n", "50", "--warmup", "5"], "grpc"),
     "bench_sprt.py": (["--deals", "2", "--reps", "20"], "LLR"),
     "bench_burner.py": (["--burners", "1", "--matches", "1", "--reps", "1"], "burner"),
+    "bench_ratings.py": (["--versions", "6", "--seeds", "1", "--horizon", "400", "--coverage-boards", "1", "--coverage-matches", "200",
+                          "--refit-versions", "20", "--refit-matches", "200", "--choice-reps", "5"], "coverage"),
 }
 
 

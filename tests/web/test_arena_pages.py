@@ -268,7 +268,7 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     by_version = {v["version"]: v for v in hist["versions"]}
     assert len(by_version[seeded.sharp2]["points"]) == 28 and by_version[seeded.sharp2]["points"][0][0] == 1
     assert row.query_selector("svg.spark").get_attribute("data-points") == "24"  # the latest 24 of 28
-    assert t.page.text_content(f"#standings tr[data-version='{seeded.odd}'] td.name") == f"{MARKUP_NAME}.v1"
+    assert t.page.text_content(f"#standings tr[data-version='{seeded.odd}'] td.name") == f"{MARKUP_NAME}.v1 (disqualified)"
     assert not t.injected()
     t.shot("leaderboard")
     row.query_selector("a.spark-link").click()

@@ -507,7 +507,7 @@
             act("/api/v1/admin/versions/" + v.id + "/disqualify", { reason: reason.value || "disqualified by an admin" })();
           } }, "Disqualify"), " ",
             el("button", { cls: "reference", "data-id": v.id, "aria-pressed": v.reference ? "true" : "false", title: "a reference bot's share of tables is capped",
-              onclick: act("/api/v1/admin/versions/" + v.id + "/reference", { reference: !v.reference }) }, v.reference ? "Unmark reference" : "Mark reference")], "l"));
+              onclick: act("/api/v1/admin/versions/" + v.id + "/reference", { reference: !v.reference }) }, v.reference ? "Not reference" : "Reference")], "l"));
       });
       var vtable = table([["id", "opt"], ["version", "l"], ["owner", "l opt"], ["status", "l"], ["matches", "opt"], ["why", "l opt2"], ["", "l"]], vrows);
       vtable.id = "admin-versions";
