@@ -28,7 +28,8 @@ def standings(store: ArenaStore) -> list[dict[str, Any]]:
     """The leaderboard's rows in the board's order (see the module doc): each with its
     ``rank`` (None unless ranked), its ``section``, the one figure (:func:`shown`: ``rating``,
     ``low``, ``high``, ``provisional``, the win rate and its interval from the same matches),
-    faults (the refit's) and ``spark``: the latest live ratings, oldest first (the row's
+    ``played`` (every match it finished, some perhaps after the last refit), faults (the
+    refit's) and ``spark``: the latest live ratings, oldest first (the row's
     sparkline)."""
     out = []
     rank = 0
@@ -43,7 +44,7 @@ def standings(store: ArenaStore) -> list[dict[str, Any]]:
         out.append({
             "rank": rank if section == "ranked" else None, "section": section, "version": v.id,
             "label": v.label, "bot": v.bot, "owner": v.owner, "status": v.status, "reference": v.reference,
-            **shown(v), "faults": v.official.faults if v.official else {}, "spark": json.loads(spark),
+            **shown(v), "played": v.matches, "faults": v.official.faults if v.official else {}, "spark": json.loads(spark),
         })  # fmt: skip
     return out
 

@@ -25,10 +25,11 @@ def _secret(folder: Path) -> bytes:
 def version_public(v: Version, rank: int | None = None) -> dict[str, Any]:
     """What anyone may see of a version: its one figure (:func:`~referee.ladder.ratings.shown`:
     the rating with its 95% interval, provisional or not, and the win rate with its interval
-    from the same matches) and its rank on the board (None unless ranked)."""
+    from the same matches, ``matches`` being those), its rank on the board (None unless
+    ranked), and ``played``: every match it finished, some perhaps after the last refit."""
     return {
         "id": v.id, "bot": v.bot, "number": v.number, "label": v.label, "owner": v.owner, "status": v.status,
-        "uploaded_at": v.uploaded_at, **shown(v), "rank": rank, "reference": v.reference,
+        "uploaded_at": v.uploaded_at, **shown(v), "rank": rank, "reference": v.reference, "played": v.matches,
         "tables": v.tables, "sha256": v.sha256, "bot_name": v.bot_name, "bot_version": v.bot_version,
     }  # fmt: skip
 

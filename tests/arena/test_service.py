@@ -283,7 +283,7 @@ def test_the_validation_report_is_check_bots_steps_and_its_owners_alone(arena: A
 def test_a_bots_rating_history_and_head_to_head_follow_its_matches(arena: Arena) -> None:
     def played(n: int) -> dict[str, Any] | None:
         v = next(v for v in arena.api("GET", "/api/v1/bots/greedy").json()["versions"] if v["label"] == "greedy.v1")
-        return v if v["matches"] >= n else None
+        return v if v["played"] >= n else None
 
     poll_until("greedy.v1's second match", lambda: played(2), timeout_s=300, interval_s=0.2)
     before = arena.api("GET", "/api/v1/bots/greedy/head-to-head").json()["rows"]
@@ -295,7 +295,7 @@ def test_a_bots_rating_history_and_head_to_head_follow_its_matches(arena: Arena)
     (line,) = [v for v in hist["versions"] if v["label"] == "greedy.v1"]
     ns = [p[0] for p in line["points"]]
     # One point per match, from the first (none at 0), up to the matches it has now.
-    assert ns == list(range(1, len(ns) + 1)) and 2 <= len(ns) <= after["matches"]
+    assert ns == list(range(1, len(ns) + 1)) and 2 <= len(ns) <= after["played"]
     assert all(p[2] < p[1] < p[3] for p in line["points"])  # [n, rating, low, high]
     default = next(v for v in arena.api("GET", "/api/v1/bots/greedy/ratings").json()["versions"] if v["label"] == "greedy.v1")["points"]
     assert 2 <= len(default) <= 400 and default[0][0] == 1
