@@ -296,6 +296,10 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     assert not t.injected()
     t.go("/bots/sharp")  # (from its top, for the screenshot: the link scrolled to the plot)
     t.page.wait_for_selector("#head-to-head")
+    # The bot's rank is its best active version's; the retired one shows its final figure.
+    assert t.page.text_content("#bot-rank") == "Rank 1 (its best active version's)."
+    v1 = [c.text_content() for c in t.page.query_selector_all(f"tr[data-version='{seeded.sharp1}'] td")]
+    assert v1[:3] == ["sharp.v1", "retired", "–"] and v1[3].isdigit()
     t.shot("bot")
     # The bot whose name is markup has a page of its own, drawn as text.
     t.page.click(f"#head-to-head tr[data-opponent='{seeded.odd}'] a")
@@ -311,6 +315,12 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     assert boss.page.text_content(f"#admin-versions tr[data-version='{seeded.odd}'] td.reason") == MARKUP
     assert boss.page.query_selector(f"#admin-versions tr[data-version='{seeded.odd}'] button.disqualify") is None
     assert not boss.injected()
+    # A reference bot is marked, and unmarked, from its row.
+    boss.page.click(f"#admin-versions tr[data-version='{seeded.steady}'] button.reference")
+    boss.page.wait_for_selector(f"#admin-versions tr[data-version='{seeded.steady}'] button.reference[aria-pressed='true']")
+    assert [r["reference"] for r in httpx.get(url + "/api/v1/standings").json()["standings"] if r["version"] == seeded.steady] == [True]
+    boss.page.click(f"#admin-versions tr[data-version='{seeded.steady}'] button.reference")
+    boss.page.wait_for_selector(f"#admin-versions tr[data-version='{seeded.steady}'] button.reference[aria-pressed='false']")
     boss.shot("admin")
     boss.page.select_option("#version-filter", "active")
     boss.page.wait_for_selector("#admin-versions tbody tr:only-child")
