@@ -120,8 +120,8 @@
       text: fix(v.rating, 0) + (v.provisional ? "*" : "") }));
   }
   function intervalCell(v, cls) { return td(v.matches ? fix(v.low, 0) + "–" + fix(v.high, 0) : "–", cls); }
-  function winCells(v, cls) {
-    return [td(v.win_rate === null ? "–" : pct(v.win_rate)), td(v.win_rate === null ? "–" : pct(v.win_low) + "–" + pct(v.win_high), cls)];
+  function winCells(v, cls, rateCls) {
+    return [td(v.win_rate === null ? "–" : pct(v.win_rate), rateCls), td(v.win_rate === null ? "–" : pct(v.win_low) + "–" + pct(v.win_high), cls)];
   }
 
   // ------------------------------------------------------------ leaderboard
@@ -277,8 +277,8 @@
     var rows = versions.map(function (v) {
       var canWithdraw = ["queued", "validating", "active", "retired"].indexOf(v.status) >= 0;
       return el("tr", { "data-version": v.id },
-        td(botLink(v.bot, v.label), "l name"), td(status(v.status), "l"), td(v.rank === null ? "–" : String(v.rank)), ratingCell(v), intervalCell(v, "opt"),
-        td(String(v.matches), "opt"), winCells(v, "opt2"), td(when(v.uploaded_at), "opt2"),
+        td(botLink(v.bot, v.label), "l name"), td(status(v.status), "l"), td(v.rank === null ? "–" : String(v.rank), "opt"), ratingCell(v), intervalCell(v, "opt"),
+        td(String(v.matches), "opt"), winCells(v, "opt2", "opt"), td(when(v.uploaded_at), "opt2"),
         td([el("a", { href: "#v" + v.id, text: "details" }), " ",
           canWithdraw ? el("button", { cls: "withdraw", "data-id": v.id, onclick: function () {
             if (!confirm("Withdraw " + v.label + "? It plays no more; its history stays.")) return;
@@ -303,7 +303,7 @@
             api("POST", "/api/v1/me/tokens").then(function (t) { tokenBox.replaceChildren(el("code", { cls: "token", id: "token", text: t.token })); }, function (e) { formError(tokenBox, e); });
           } }, "Make a token"), tokenBox)),
       el("h2", null, "Versions"),
-      versions.length ? [table([["version", "l"], ["status", "l"], ["#"], ["rating"], ["95% interval", "opt"], ["matches", "opt"], ["win rate"], ["95% interval", "opt2"], ["uploaded", "opt2"], ["", "l"]], rows),
+      versions.length ? [table([["version", "l"], ["status", "l"], ["#", "opt"], ["rating"], ["95% interval", "opt"], ["matches", "opt"], ["win rate", "opt"], ["95% interval", "opt2"], ["uploaded", "opt2"], ["", "l"]], rows),
         el("p", { cls: "muted" }, RATING_NOTE)] : el("p", { cls: "muted" }, "No upload yet."),
       details);
     var bots = {};
