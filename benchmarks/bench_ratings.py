@@ -1,7 +1,7 @@
 """Ratings and matchmaking benchmark: today's ladder against the one before issue 35, on a
 simulated board whose true strengths are known. A pure simulation: no process, no socket.
 
-Run ``python benchmarks/bench_ratings.py`` (about three minutes on a free core, most of it the
+Run ``python benchmarks/bench_ratings.py`` (three to five minutes on a busy machine, most of it the
 old ladder's figure: eight openskill passes over every match at each look). One run prints one
 table, the two ladders side by side:
 
