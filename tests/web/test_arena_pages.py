@@ -336,6 +336,34 @@ def test_only_a_finished_match_offers_its_output(quick_arena: tuple[Arena, str],
     assert t.page.query_selector("#no-output") is None
 
 
+def test_my_bots_deletes_a_rejected_version(quick_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = quick_arena
+    with ArenaStore.open(a.folder) as store:
+        staged = store.folder / "uploads" / "staged-oops"
+        staged.mkdir()
+        (staged / "bot.py").write_text("def act(:\n")
+
+        def place(vid: int) -> str:
+            staged.rename(store.folder / "versions" / str(vid))
+            return f"versions/{vid}"
+
+        oops = store.add_version(store.user_named("ada").id, "oops", place=place, command="python bot.py", sha256="",
+                                 n_files=1, size=10, source="bot.py", mu=25.0, sigma=8.0)
+        store.set_status(oops.id, "rejected", "SyntaxError: invalid syntax")
+    t = tabs(url)
+    sign_in(t, "ada")
+    t.go("/me")
+    row = f"tr[data-version='{oops.id}']"
+    t.page.wait_for_selector(f"{row} button.delete")
+    # Only the rejected version offers Delete.
+    assert len(t.page.query_selector_all("button.delete")) == 1
+    t.page.once("dialog", lambda d: d.accept())
+    t.page.click(f"{row} button.delete")
+    t.page.wait_for_selector(row, state="detached")
+    assert a.api("GET", "/api/v1/bots/oops").status_code == 404
+    assert not (a.folder / "versions" / str(oops.id)).exists()
+
+
 def _output_cells(t: Tab) -> dict[str, tuple[str, bool]]:
     """The matches on "My bots": each one's status and whether it links to its output."""
     out: dict[str, tuple[str, bool]] = {}
