@@ -62,9 +62,10 @@ class Tab:
         """Whether any user text got in as markup."""
         return bool(self.page.evaluate("!!document.getElementById('injected') || window.pwned === 1 || document.querySelectorAll('#app script').length > 0"))
 
-    def shot(self, name: str) -> None:
-        """Screenshots of the page as it is, at both widths; neither may scroll sideways."""
-        docs = os.environ.get("THIRTYONE_DOCS_SHOTS") == "1"
+    def shot(self, name: str, *, for_docs: bool = True) -> None:
+        """Screenshots of the page as it is, at both widths; neither may scroll sideways.
+        ``for_docs=False``: never into docs/ (a page that shows a test's markup, say)."""
+        docs = for_docs and os.environ.get("THIRTYONE_DOCS_SHOTS") == "1"
         for tag, (w, h) in SIZES.items():
             self.page.set_viewport_size({"width": w, "height": h})
             self.page.wait_for_timeout(50)  # a layout pass, not a wait for an event
@@ -263,7 +264,8 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     assert row.query_selector("svg.spark").get_attribute("data-points") == "24"  # the latest 24 of 28
     assert t.page.text_content(f"#standings tr[data-version='{seeded.odd}'] td.name") == f"{MARKUP_NAME}.v1"
     assert not t.injected()
-    t.shot("leaderboard")
+    # The README's picture is the slow test's ordinary board, not this one's escaping test.
+    t.shot("leaderboard-escaped", for_docs=False)
     row.query_selector("a.spark-link").click()
     t.page.wait_for_url(url + "/bots/sharp#ratings")
     t.page.wait_for_selector("#rating-plot")
@@ -373,9 +375,25 @@ def _output_cells(t: Tab) -> dict[str, tuple[str, bool]]:
     return out
 
 
+def _seed_ordinary(folder: Path) -> None:
+    """Three bots of three users with a history, retired before the service starts (so the
+    ladder plays only the test's own): the leaderboard the README shows is an ordinary one."""
+    with ArenaStore.open(folder) as store:
+        names = (("kim", "hoarder"), ("lee", "plodder"), ("max", "maverick"))
+        vids = [fake_version(store, store.add_user(user).id, bot) for user, bot in names]
+        for i in range(8):
+            play_table(store, [vids[0], vids[1]], [[1, 2], [2, 1] if i % 3 else [1, 2]])
+            play_table(store, [vids[1], vids[2]], [[2, 1], [1, 2] if i % 2 else [2, 1]])
+            play_table(store, [vids[0], vids[2]], [[1, 2], [1, 2] if i % 4 else [2, 1]])
+        for vid in vids:
+            store.set_status(vid, "retired", "a newer version plays")
+
+
 @pytest.mark.slow
 def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs: Any) -> None:
-    a, url = _serve(make_arena(tmp_path / "arena"))
+    a = make_arena(tmp_path / "arena")
+    _seed_ordinary(a.folder)
+    a, url = _serve(a)
     try:
         _two_users(a, url, tabs, tmp_path)
     finally:
@@ -411,14 +429,15 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
 
     def a_finished_deal() -> str | None:
         ms = httpx.get(url + "/api/v1/matches", params={"status": "done"}, timeout=30).json()
-        done = [m for m in ms if m.get("seed")]
+        done = [m for m in ms if m.get("seed") and "log" in m]  # (the seeded history has no logs)
         return done[0]["key"] if done else None
 
     key = poll_until("a match whose deal is finished", a_finished_deal, timeout_s=300, interval_s=1)
     # The leaderboard shows both, live; the filter by user keeps one.
     ann.go("/")
-    ann.page.wait_for_selector("#standings tr[data-version]")
-    ann.page.wait_for_selector("#standings tbody tr:nth-child(2)")
+    for v in (ann_v, ben_v):
+        ann.page.wait_for_selector(f"#standings tr[data-version='{v}']")
+    ann.shot("leaderboard")
     ann.page.select_option("#user-filter", "ben")
     ann.page.wait_for_selector("#standings tbody tr:only-child")
     # The match page: seats, the commitment and the revealed seed, the log, the replay.
