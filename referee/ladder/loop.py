@@ -352,7 +352,7 @@ class Ladder:
                 continue
             n = counts[v.id]
             if n >= self.settings.play.max_start_failures:
-                first = why.splitlines()[0] if why else "no reason given"
+                first = as_owner_sees(why.splitlines()[0], self.folder / v.files, self.folder) if why else "no reason given"
                 store.set_status(v.id, "disqualified", f"failed to start {n} times in a row (last: {first})")
                 _say(f"version {label} disqualified: it failed to start {n} times in a row")
 

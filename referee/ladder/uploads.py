@@ -246,7 +246,9 @@ def resolve_links(dest: Path, links: list[_Entry]) -> Iterator[int]:
     problems: list[str] = []
     for link in links:
         target, why = _link_target(link, by_path)
-        shown = f"{link.path} -> {link.link}"
+        text = link.link or ""
+        text = text if len(text) <= 200 else text[:200] + "…"
+        shown = f"{link.path} -> {text}"
         if target is None:
             problems.append(f"{shown}: {why}")
             continue
@@ -432,7 +434,10 @@ def shadowed_modules(root: Path, command: str) -> list[str]:
     loaded = {name.partition(".")[0] for name in list(sys.modules)} & set(sys.stdlib_module_names)
     found = []
     for p in sorted(root.iterdir()):
-        stem = p.name.removesuffix(".py") if p.is_file() and p.name.endswith(".py") else p.name if p.is_dir() else ""
+        # A folder hides a module only as a package (with __init__.py): a plain folder is a
+        # namespace package, which Python takes only when no module of that name exists.
+        package = p.is_dir() and (p / "__init__.py").is_file()
+        stem = p.name.removesuffix(".py") if p.is_file() and p.name.endswith(".py") else p.name if package else ""
         if stem in loaded and not stem.startswith("_"):
             found.append(p.name + ("/" if p.is_dir() else ""))
     return found
