@@ -393,6 +393,9 @@ def _seed_ordinary(folder: Path) -> None:
 def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs: Any) -> None:
     a = make_arena(tmp_path / "arena")
     _seed_ordinary(a.folder)
+    # A refit every few seconds, so that the board pictured has official figures throughout.
+    toml = a.folder / "arena.toml"
+    toml.write_text(re.sub(r"^refit_every_s = .*$", "refit_every_s = 3", toml.read_text(), flags=re.M))
     a, url = _serve(a)
     try:
         _two_users(a, url, tabs, tmp_path)
@@ -435,8 +438,15 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     key = poll_until("a match whose deal is finished", a_finished_deal, timeout_s=300, interval_s=1)
     # The leaderboard shows both, live; the filter by user keeps one.
     ann.go("/")
+    def refitted() -> bool:
+        rows = httpx.get(url + "/api/v1/standings", timeout=30).json()["standings"]
+        return {r["version"] for r in rows if r["official"]} >= {ann_v, ben_v}
+
+    poll_until("the official refit of both live versions", refitted, timeout_s=300, interval_s=1)
     for v in (ann_v, ben_v):
         ann.page.wait_for_selector(f"#standings tr[data-version='{v}']")
+    # (the page polls every three seconds: wait until it shows the refit, no live figure left)
+    ann.page.wait_for_function("![...document.querySelectorAll('#standings td')].some(td => td.textContent.trim().endsWith('*'))")
     ann.shot("leaderboard")
     ann.page.select_option("#user-filter", "ben")
     ann.page.wait_for_selector("#standings tbody tr:only-child")
