@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -102,9 +103,17 @@ def serve(
             application = create_app(ServiceConfig(folder, jobs, ray))
         except ArenaError as e:
             fail(str(e))
-        err.print(f"arena {escape(str(folder))}: serving http://{host}:{port}/api/v1/ (API docs at /api/docs); Ctrl-C stops")
+        # The pages' address first: it is what a person opens, and what 'remote login' takes.
+        base = f"http://{_url_host(host)}:{port}/"
+        err.print(f"arena {escape(str(folder))}: open {base} (the API is under /api/v1/, its docs at /api/docs); Ctrl-C stops",
+                  highlight=False, soft_wrap=True)
         uvicorn.run(application, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
     err.print("arena stopped")
+
+
+def _url_host(host: str) -> str:
+    """``host`` as a URL writes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 @user_app.command("add")
@@ -136,8 +145,15 @@ def user_token(folder: Folder, name: Annotated[str, typer.Argument(help="The use
 
 @user_app.command("password")
 def user_password(folder: Folder, name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
-    """Set a user's password for the web pages (asked for, or read from stdin), e.g. an admin's."""
-    password = typer.prompt("password", hide_input=True, confirmation_prompt=True, err=True)
+    """Set a user's password for the web pages: asked for twice on a terminal, or read as one
+    line from standard input when that is not a terminal (a pipe or a file)."""
+    if sys.stdin.isatty():
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True, err=True)
+    else:
+        # As 'remote login' reads a token: one line, its line ending dropped.
+        password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+        if not password:
+            fail("no password given on standard input (one line)")
     with _open(folder) as store:
         try:
             user = store.user_named(name)

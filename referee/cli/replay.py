@@ -37,6 +37,8 @@ from referee.text import plural, printable
 from referee.tournament.schedule import key_of_log
 from referee.tournament.store import StoreError
 
+#: What ``--verify`` checked of a log that replays: said on a line of its own.
+REPLAY_CHECK = "every deal, action and score replayed through the game model; the result is the log's"
 #: The width of a replay written to a pipe or a file.
 REPLAY_PIPE_WIDTH = 80
 
@@ -232,6 +234,7 @@ def _verify_one(path: Path) -> None:
     code = EXIT_CODES[v.verdict]
     if code:
         raise typer.Exit(code)
+    out.print(Text.assemble(("ok", "green"), f" replay: {REPLAY_CHECK}"), highlight=False, soft_wrap=True)
     _verify_commitment(path)
 
 
@@ -244,6 +247,15 @@ def _verify_commitment(path: Path) -> None:
 
     side = Path(str(path) + ".arena.json")
     if not side.is_file():
+        # Said, not silent: a reader must not take a skipped check for a passed one.
+        out.print(
+            Text.assemble(
+                ("skipped", "yellow"),
+                f" commitment: no {printable(side.name)} beside the log, so the seed was not checked against a commitment "
+                "(an arena's log has one when 'thirtyone remote download' fetched it; a tournament's logs have none)",
+            ),
+            highlight=False, soft_wrap=True,
+        )
         return
     try:
         committed = str(json.loads(side.read_text())["commitment"])

@@ -112,6 +112,12 @@ CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL,
 """ + _HISTORY
 
 
+#: The meta key (with the user's id after it) listing when a user's deleted versions were
+#: uploaded, in the last 24 hours: they still count toward the daily limit.
+DELETED_UPLOADS = "deleted_uploads:"
+#: How a rejection the arena caused (not the bot) begins: the same files may be uploaded again.
+ARENA_FAILURE = "the arena could not validate it"
+
 #: The meta key counting changes to what the leaderboard shows (see :meth:`ArenaStore.board`).
 BOARD_GEN = "board_gen"
 BUMP_BOARD = "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
@@ -523,6 +529,12 @@ class ArenaStore:
             c.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
         return cur.rowcount
 
+    def revoke_token(self, token_hash: str) -> bool:
+        """Revoke one token (a client logging out); whether it was live."""
+        with self.tx() as c:
+            cur = c.execute("UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL", (now(), token_hash))
+        return cur.rowcount == 1
+
     def add_session(self, session_hash: str, user_id: int, csrf: str, expires_at: str) -> None:
         """Record a web session (its hash only)."""
         with self.tx() as c:
@@ -612,13 +624,42 @@ class ArenaStore:
         )]
 
     def uploads_since(self, user_id: int, since: str) -> int:
-        """How many versions a user uploaded since ``since`` (refused uploads are counted by
-        the caller: they leave no version)."""
+        """How many versions a user uploaded since ``since``, the rejected ones they deleted
+        included (refused uploads are counted by the caller: they leave no version)."""
         row = self._one(
             "SELECT count(*) FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.user_id = ? AND v.uploaded_at >= ?",
             (user_id, since),
         )
-        return int(row[0])
+        deleted = json.loads(self.meta(f"{DELETED_UPLOADS}{user_id}", "[]"))
+        return int(row[0]) + sum(1 for t in deleted if t >= since)
+
+    def delete_rejected(self, version_id: int) -> Version:
+        """Delete a rejected version's row (and its bot's, when it was the bot's last version);
+        return it, so the caller removes its files. Its upload still counts toward the day's
+        limit: deleting is no way round it."""
+        with self.tx() as c:
+            v = self.version(version_id)
+            if v.status != "rejected":
+                raise Conflict(f"version {v.label} is {v.status}: only a rejected version can be deleted (withdraw it instead)")
+            key = f"{DELETED_UPLOADS}{v.owner_id}"
+            row = c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            day_ago = ago(86_400)
+            kept = [t for t in json.loads(row[0] if row else "[]") if t >= day_ago] + [v.uploaded_at]
+            c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, json.dumps(kept)))
+            c.execute("DELETE FROM versions WHERE id = ?", (version_id,))
+            c.execute("DELETE FROM bots WHERE name = ? AND NOT EXISTS (SELECT 1 FROM versions WHERE bot_id = bots.id)", (v.bot,))
+            c.execute(BUMP_BOARD, (BOARD_GEN,))
+        return v
+
+    def rejected_twin(self, user_id: int, sha256: str) -> Version | None:
+        """The user's newest version rejected for its content whose files hash to ``sha256``
+        (an identical re-upload would be rejected again), or None."""
+        rows = self._all(
+            f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE b.user_id = ? AND v.sha256 = ? AND v.status = 'rejected' "
+            "AND v.reason NOT LIKE ? ORDER BY v.id DESC LIMIT 1",
+            (user_id, sha256, ARENA_FAILURE + "%"),
+        )
+        return Version(*rows[0]) if rows else None
 
     def bot_owner(self, name: str) -> int | None:
         """The user id owning bot ``name``, or None if no one has it yet."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -81,6 +82,15 @@ def withdraw(v: OwnedVersion, store: Store) -> dict[str, Any]:
         raise ArenaError(f"version {v.label} is {v.status} already", code="conflict", status=409)
     store.set_status(v.id, "withdrawn", "withdrawn by its owner")
     return version_private(store.version(v.id))
+
+
+@router.delete("/versions/{version_id}")
+def delete_rejected(v: OwnedVersion, store: Store) -> dict[str, Any]:
+    """Delete one of the caller's rejected versions (owner): its entry and its files. It never
+    played; its upload still counts toward the day's limit."""
+    gone = store.delete_rejected(v.id)
+    shutil.rmtree(store.folder / gone.files, ignore_errors=True)
+    return {**version_private(gone), "deleted": True}
 
 
 @router.get("/bots/{name}", dependencies=[Depends(public)])

@@ -264,7 +264,12 @@
           canWithdraw ? el("button", { cls: "withdraw", "data-id": v.id, onclick: function () {
             if (!confirm("Withdraw " + v.label + "? It plays no more; its history stays.")) return;
             api("POST", "/api/v1/versions/" + v.id + "/withdraw").then(showMe, fail);
-          } }, "Withdraw") : null], "l"));
+          } }, "Withdraw") : null,
+          // A rejected version never played: its owner may remove it (and free the bot's name).
+          v.status === "rejected" ? el("button", { cls: "delete", "data-id": v.id, onclick: function () {
+            if (!confirm("Delete " + v.label + " and its files? It never played; its upload still counts toward today's limit.")) return;
+            api("DELETE", "/api/v1/versions/" + v.id).then(showMe, fail);
+          } }, "Delete") : null], "l"));
     });
     var details = versions.map(function (v) {
       return el("section", { id: "v" + v.id, cls: "version" },
