@@ -57,10 +57,11 @@ def client_address(request: Request) -> str:
 
 
 def _refuse(limiter: FailureLimiter, client: str, message: str) -> NotSignedIn:
-    # A bad credential counts against its address, and once over the limit is answered 429;
-    # a good one is checked first and never waits, whatever its address sent before.
-    limiter.fail(client)
+    # A bad credential counts against its address, and once the address is over the limit
+    # is answered 429; a good one is checked first and never waits, whatever its address
+    # sent before.
     limiter.check(client)
+    limiter.fail(client)
     return NotSignedIn(message)
 
 
