@@ -121,6 +121,8 @@ def serve(
         except ArenaError as e:
             fail(str(e))
         err.print(f"arena {escape(str(folder))}: serving http://{host}:{port}/api/v1/ (OpenAPI at /openapi.json); Ctrl-C stops")
+        if host in ("0.0.0.0", "::") and not allowed_host:
+            err.print("it answers to localhost names only: give each name or address clients use with --allowed-host")
         uvicorn.Server(uvicorn_config(application, port, door)).run()
     err.print("arena stopped")
 

@@ -21,8 +21,7 @@ from tests.arena.conftest import Arena, make_arena
 
 PASSWORD = "a long enough password"
 #: ``next`` values that lead off the site, read or resolved as a browser does.
-OFF_SITE = ("/\\evil.example/", "//evil.example/", "/\\/evil.example/", "https://evil.example/", "/.//evil.example/",
-            "javascript:alert(1)", "/%5Cevil.example/")
+OFF_SITE = ("/\\evil.example/", "//evil.example/", "/\\/evil.example/", "https://evil.example/", "/.//evil.example/")
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("test_arena_redirect")]
 
