@@ -186,7 +186,7 @@ def _look_alike(c: sqlite3.Connection, table: str, name: str) -> str | None:
 
 
 def _taken(what: str, name: str, other: str) -> Conflict:
-    same = "already exists" if other == name else f"is too like the {what} {other!r} (names differ by more than case or 1/l/I, 0/O)"
+    same = "already exists" if other == name else f"is too like the {what} {other!r} (names must differ by more than case and the look-alikes 1/l/I, 0/O)"
     return Conflict(f"a {what} named {name!r} {same}; choose another name")
 
 

@@ -154,7 +154,7 @@ async def sign_up(form: Annotated[SignUp, Body()], request: Request, response: R
     taken = await _db(store.user_name_clash, form.name)
     if taken is not None:
         limiter.fail(client)
-        what = "already exists" if taken == form.name else f"is too like the user {taken!r} (names differ by more than case or 1/l/I, 0/O)"
+        what = "already exists" if taken == form.name else f"is too like the user {taken!r} (names must differ by more than case and the look-alikes 1/l/I, 0/O)"
         raise Conflict(f"a user named {form.name!r} {what}; choose another name")
     request.app.state.signups.fail(client)  # every sign-up that costs a hash counts
     hashed = await _hash(hash_password, form.password)
