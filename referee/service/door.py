@@ -103,25 +103,32 @@ class Door:
 
 
 class _Tally:
-    """Counts of refused connections, said in one line at most every :data:`LOG_EVERY_S`."""
+    """Counts of refused connections, said in one line at most every :data:`LOG_EVERY_S`:
+    the first at once, the rest summed up when the minute is over."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
-        self.last = 0.0
-        self.lock = threading.Lock()
+        self.last = -LOG_EVERY_S
+        self.flush: asyncio.TimerHandle | None = None
 
-    def note(self, why: str) -> None:
-        with self.lock:
-            self.counts[why] = self.counts.get(why, 0) + 1
-            now = time.monotonic()
-            if now - self.last < LOG_EVERY_S:
-                return
-            said = ", ".join(f"{n} {w}" for w, n in sorted(self.counts.items()))
-            self.counts.clear()
-            first, self.last = self.last == 0.0, now
+    def note(self, why: str, loop: asyncio.AbstractEventLoop) -> None:
+        """Count one connection closed for ``why`` (on the event loop's thread)."""
+        self.counts[why] = self.counts.get(why, 0) + 1
+        wait = self.last + LOG_EVERY_S - loop.time()
+        if wait <= 0:
+            self._say(loop)
+        elif self.flush is None:
+            self.flush = loop.call_later(wait, self._say, loop)
+
+    def _say(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.flush = None
+        if not self.counts:
+            return
+        said = ", ".join(f"{n} {w}" for w, n in sorted(self.counts.items()))
+        self.counts.clear()
+        self.last = loop.time()
         logging.getLogger("uvicorn.error").warning(
-            "connections closed by the arena's limits%s: %s (at most one such line a minute)",
-            "" if first else " in the last minute", said,
+            "connections closed by the arena's limits: %s (at most one such line a minute)", said
         )
 
 
@@ -141,11 +148,11 @@ class _GuardedH11(H11Protocol):
         addr = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
         door = self.door
         if len(self.connections) >= door.max_connections:
-            self.tally.note("over the limit of connections")
+            self.tally.note("over the limit of connections", self.loop)
             transport.abort()  # its descriptor is free now; connection_lost follows
             return
         if addr not in door.proxies and self.per_address.get(addr, 0) >= door.max_per_address:
-            self.tally.note("over the limit of one address")
+            self.tally.note("over the limit of one address", self.loop)
             transport.abort()
             return
         self._addr = addr
@@ -186,13 +193,13 @@ class _GuardedH11(H11Protocol):
             return
         state = self.conn.their_state
         if state is h11.IDLE:  # no whole request head yet
-            self.tally.note("too slow to send a request's head")
+            self.tally.note("too slow to send a request's head", self.loop)
         elif state is h11.SEND_BODY:
             left = self._started + self.door.body_timeout_s - self.loop.time()
             if left > 0:
                 self._deadline = self.loop.call_later(left, self._late)
                 return
-            self.tally.note("too slow to send a request's body")
+            self.tally.note("too slow to send a request's body", self.loop)
         else:
             return  # the request is in; the answer may take its time
         self.transport.abort()
