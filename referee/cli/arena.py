@@ -89,25 +89,45 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8031,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once (worker processes).")] = 1,
     ray: Annotated[str | None, typer.Option(help="Play the matches on a Ray cluster at this address ('local' starts one).")] = None,
+    allowed_host: Annotated[list[str] | None, typer.Option(
+        "--allowed-host", help="A host name the arena answers to beside localhost and --host, e.g. its public name (repeatable).",
+    )] = None,
+    proxy: Annotated[list[str] | None, typer.Option(
+        "--proxy", help="Address of a reverse proxy in front, whose X-Forwarded-For is believed (repeatable; none by default).",
+    )] = None,
+    max_connections: Annotated[int | None, typer.Option(help="Connections open at once (default: half the descriptors the process may open, at most 4096).")] = None,
+    max_connections_per_address: Annotated[int, typer.Option(help="Connections open at once from one address (a --proxy's are not counted).")] = 64,
+    header_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's headers.")] = 10.0,
 ) -> None:
     """Serve the arena's HTTP API and run its ladder, until Ctrl-C or SIGTERM."""
     import uvicorn
 
     from referee.service import ServiceConfig, create_app
+    from referee.service.door import BODY_TIMEOUT_S, Door, default_max_connections, uvicorn_config
 
     if jobs < 1:
         fail(f"--jobs must be at least 1, got {jobs}")
+    try:
+        door = Door(
+            bind=host, hosts=tuple(allowed_host or ()), proxies=tuple(proxy or ()),
+            max_connections=max_connections or default_max_connections(), max_per_address=max_connections_per_address,
+            header_timeout_s=header_timeout, body_timeout_s=max(header_timeout, BODY_TIMEOUT_S),
+        )
+    except ValueError as e:
+        fail(str(e))
     _open(folder).close()
     with serve_lock(folder):
         try:
-            application = create_app(ServiceConfig(folder, jobs, ray))
+            application = create_app(ServiceConfig(folder, jobs, ray, door=door))
         except ArenaError as e:
             fail(str(e))
         # The pages' address first: it is what a person opens, and what 'remote login' takes.
         base = f"http://{_url_host(host)}:{port}/"
-        err.print(f"arena {escape(str(folder))}: open {base} (the API is under /api/v1/, its docs at /api/docs); Ctrl-C stops",
+        err.print(f"arena {escape(str(folder))}: open {base} (the API is under /api/v1/, OpenAPI at /openapi.json); Ctrl-C stops",
                   highlight=False, soft_wrap=True)
-        uvicorn.run(application, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+        if host in ("0.0.0.0", "::") and not allowed_host:
+            err.print("it answers to localhost names only: give each name or address clients use with --allowed-host")
+        uvicorn.Server(uvicorn_config(application, port, door)).run()
     err.print("arena stopped")
 
 

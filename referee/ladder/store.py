@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from referee.ladder.errors import ArenaError, Conflict, NotFound
+from referee.ladder.names import skeleton
 from referee.ladder.settings import SETTINGS_NAME, ArenaSettings, load, to_toml
 from referee.tournament.schedule import DealProgress
 from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect, write_transaction
@@ -174,6 +175,25 @@ CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL,
 
 class _NoInvite(Exception):
     """Rolls back a sign-up whose invite code is not valid."""
+
+
+def _look_alike(c: sqlite3.Connection, table: str, name: str) -> str | None:
+    """A name in ``table`` (users or bots) that ``name`` would be taken for, or None.
+
+    Compared by :func:`~referee.ladder.names.skeleton` in Python, row by row: no index or
+    constraint, so an older arena that already holds two such names still opens (they keep
+    them); only a new name is refused.
+    """
+    wanted = skeleton(name)
+    for (other,) in c.execute(f"SELECT name FROM {table}"):  # table: "users" or "bots", never a caller's text
+        if skeleton(other) == wanted:
+            return str(other)
+    return None
+
+
+def _taken(what: str, name: str, other: str) -> Conflict:
+    same = "already exists" if other == name else f"is too like the {what} {other!r} (names must differ by more than case and the look-alikes 1/l/I, 0/O)"
+    return Conflict(f"a {what} named {name!r} {same}; choose another name")
 
 
 def now() -> str:
@@ -469,6 +489,8 @@ class ArenaStore:
         """A new account; its name must be free."""
         try:
             with self.tx() as c:
+                if (other := _look_alike(c, "users", name)) is not None:
+                    raise _taken("user", name, other)
                 cur = c.execute("INSERT INTO users (name, admin, created_at) VALUES (?, ?, ?)", (name, int(admin), now()))
         except sqlite3.IntegrityError:
             raise Conflict(f"a user named {name!r} already exists") from None
@@ -499,9 +521,20 @@ class ArenaStore:
             c.execute("UPDATE users SET disabled = ? WHERE id = ?", (int(disabled), user_id))
 
     def set_password_hash(self, user_id: int, hashed: str) -> None:
-        """Store a user's password hash (argon2)."""
+        """Store a user's password hash (argon2) and end their web sessions: whoever signed in
+        with the old password is signed out (API tokens are revoked on their own)."""
         with self.tx() as c:
             c.execute("UPDATE users SET password = ? WHERE id = ?", (hashed, user_id))
+            c.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+
+    def user_name_clash(self, name: str) -> str | None:
+        """The user name ``name`` clashes with (itself, or one differing only in case or a
+        look-alike), or None when it is free."""
+        return _look_alike(self._conn, "users", name)
+
+    def invite_usable(self, code_hash: str) -> bool:
+        """Whether an invite code exists and is unused (read only: :meth:`sign_up` spends it)."""
+        return self._one("SELECT 1 FROM invites WHERE hash = ? AND used_by IS NULL", (code_hash,)) is not None
 
     def password_hash(self, user_id: int) -> str | None:
         """A user's password hash, if they have a password."""
@@ -560,6 +593,8 @@ class ArenaStore:
         not valid, and then nothing is written."""
         try:
             with self.tx() as c:
+                if (other := _look_alike(c, "users", name)) is not None:
+                    raise _taken("user", name, other)
                 cur = c.execute("INSERT INTO users (name, password, created_at) VALUES (?, ?, ?)", (name, password_hash, now()))
                 assert cur.lastrowid is not None
                 uid = cur.lastrowid
@@ -618,9 +653,11 @@ class ArenaStore:
         return [Version(*r) for r in rows]
 
     def candidates(self) -> list[tuple[int, float, float, int]]:
-        """The active versions as the scheduler needs them: (id, mu, sigma, tables)."""
+        """The active versions as the scheduler needs them: (id, mu, sigma, tables). A
+        disabled user's versions are never among them."""
         return [(int(i), float(m), float(s), int(t)) for i, m, s, t in self._all(
-            "SELECT id, mu, sigma, tables FROM versions WHERE status = 'active'"
+            "SELECT v.id, v.mu, v.sigma, v.tables FROM versions v JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id "
+            "WHERE v.status = 'active' AND u.disabled = 0"
         )]
 
     def uploads_since(self, user_id: int, since: str) -> int:
@@ -680,6 +717,8 @@ class ArenaStore:
         with self.tx() as c:
             row = c.execute("SELECT id, user_id FROM bots WHERE name = ?", (bot,)).fetchone()
             if row is None:
+                if (other := _look_alike(c, "bots", bot)) is not None:
+                    raise _taken("bot", bot, other)
                 cur = c.execute("INSERT INTO bots (user_id, name, created_at) VALUES (?, ?, ?)", (user_id, bot, now()))
                 bot_id = cur.lastrowid
             elif int(row[1]) != user_id:
@@ -704,10 +743,15 @@ class ArenaStore:
         """Move a version to ``status`` (with the reason, for a rejection or disqualification).
 
         A version that becomes active retires its bot's active versions beyond the newest
-        :attr:`~referee.ladder.settings.ArenaSettings.live_versions`.
+        :attr:`~referee.ladder.settings.ArenaSettings.live_versions`; one whose user was
+        disabled meanwhile (while it was validated) is withdrawn instead, and never plays.
         """
         assert status in STATUSES
         with self.tx() as c:
+            if status == "active" and c.execute(
+                f"SELECT u.disabled FROM {_VERSION_FROM} WHERE v.id = ?", (version_id,)
+            ).fetchone() == (1,):
+                status, reason = "withdrawn", "its user was disabled"
             c.execute("UPDATE versions SET status = ?, reason = ?, status_at = ? WHERE id = ?", (status, reason, now(), version_id))
             c.execute(BUMP_BOARD, (BOARD_GEN,))
             if report is not None:

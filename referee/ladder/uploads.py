@@ -19,6 +19,7 @@ names its reason, and a refused upload leaves nothing behind. An accepted folder
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shlex
@@ -59,6 +60,11 @@ MAX_LINK_HOPS = 40
 LINK_TEXT_BYTES = 4096
 #: Links a refusal names one by one (the rest are counted).
 MAX_LINKS_SHOWN = 20
+#: Folders an entry's path may go down (``a/b/c.py`` goes down 2), and the characters of its
+#: path: a bot needs few levels, and a path 1,500 folders deep costs the server folders and
+#: clean-up for a few hundred bytes of upload.
+MAX_DEPTH = 32
+MAX_PATH_CHARS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +93,15 @@ def _safe_path(name: str) -> PurePosixPath:
         raise BadUpload(f"the archive entry {name!r} has an absolute path; entries must be relative to the bot's folder")
     if "\\" in name:
         raise BadUpload(f"the archive entry {name!r} has a backslash in its path; use '/'")
+    if len(name) > MAX_PATH_CHARS:
+        raise BadUpload(f"an archive entry's path has {len(name)} characters ({name[:60]!r}...); at most {MAX_PATH_CHARS} are allowed")
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise BadUpload(f"the archive entry {name!r} leads out of the bot's folder ('..' in its path)")
+    if len(parts) > MAX_DEPTH + 1:
+        raise BadUpload(
+            f"the archive entry {name[:60]!r}... lies {len(parts) - 1} folders deep; a bot's folder may nest at most {MAX_DEPTH} deep"
+        )
     if not parts:
         return PurePosixPath(".")
     return PurePosixPath(*parts)
@@ -529,7 +541,7 @@ def accept_upload(store: ArenaStore, user: User, filename: str, data: bytes, *, 
         def place(version_id: int) -> str:
             dest = store.folder / "versions" / str(version_id)
             if dest.exists():  # a folder a killed upload left without its row
-                shutil.rmtree(dest)
+                remove_tree(dest)
             os.replace(root, dest)
             return str(dest.relative_to(store.folder))
 
@@ -538,4 +550,51 @@ def accept_upload(store: ArenaStore, user: User, filename: str, data: bytes, *, 
             source=filename, mu=mu, sigma=sigma,
         )
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
+
+
+def remove_tree(top: Path) -> None:
+    """Remove ``top`` and everything below it, however deep, as ``shutil.rmtree`` with
+    ``ignore_errors`` does: what cannot be removed stays, and nothing is raised.
+
+    ``shutil.rmtree`` recurses once per folder level (a ``RecursionError`` past about a
+    thousand, which ``ignore_errors`` does not catch); this walks with a list of its own,
+    never following a link.
+    """
+    stack = [os.fspath(top)]
+    stuck: set[str] = set()  # folders that could not be listed or removed: not tried again
+    while stack:
+        here = stack[-1]
+        try:
+            entries = list(os.scandir(here))
+        except NotADirectoryError:
+            stack.pop()
+            with contextlib.suppress(OSError):
+                os.unlink(here)
+            continue
+        except OSError:
+            stack.pop()
+            stuck.add(here)
+            continue
+        folders = []
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if e.path not in stuck:
+                    folders.append(e.path)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(e.path)
+        if folders:
+            stack.extend(folders)  # emptied first; this folder comes back after them
+            continue
+        stack.pop()
+        try:
+            os.rmdir(here)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            stuck.add(here)

@@ -179,9 +179,19 @@
     var input = el("input", Object.assign({ type: type, name: name, id: "f-" + name, required: true }, attrs || {}));
     return [el("label", { for: "f-" + name, text: label }), input, hint ? el("p", { cls: "hint", text: hint }) : null];
   }
+  // Where to go after signing in: a path of this site only. A path that starts "//" or "/\\"
+  // (a browser reads "\\" as "/") would leave for another host, as would a scheme; so the
+  // path must be plain (letters, digits and -._~/%?=&+ only) and must resolve to this origin.
+  function sameSitePath(next) {
+    if (!next || !/^\/(?![\/\\])[A-Za-z0-9\-._~\/%?=&+]*$/.test(next)) return null;
+    var url;
+    try { url = new URL(next, location.origin); } catch (e) { return null; }
+    // Whole, with this origin: a path such as "/.//x" resolves to "//x", which alone would
+    // name a host.
+    return url.origin === location.origin ? location.origin + url.pathname + url.search : null;
+  }
   function after() {
-    var next = new URLSearchParams(location.search).get("next") || "/me";
-    location.href = next.charAt(0) === "/" && next.charAt(1) !== "/" ? next : "/me";
+    location.href = sameSitePath(new URLSearchParams(location.search).get("next")) || "/me";
   }
   function showSignIn() {
     var err = el("p", { cls: "bad", id: "form-error", role: "alert" });
