@@ -38,6 +38,20 @@ def doctor_command() -> None:
     if status.process_limit_note:
         table.add_row("note", f"[yellow]{escape(status.process_limit_note)}[/]")
     table.add_row("cpu", f"[yellow]{escape(status.cpu_limit_note)}[/]" if status.cpu_limit_note else "a CPU share per bot (cgroup cpu controller)")
+    if status.syscall_filter:
+        table.add_row("system calls", escape(status.syscall_filter))
+    elif status.bwrap:
+        table.add_row("system calls", "[red]no filter can be built here: bots cannot be sandboxed (see why)[/]")
+    if status.bwrap:
+        table.add_row(
+            "user namespaces",
+            "none inside a sandbox (bubblewrap --disable-userns, and the filter)" if status.userns_disabled
+            else "refused by the filter (this bubblewrap has no --disable-userns)",
+        )
+    ended = "SIGKILL to its init (the end of its PID namespace: every process in it)"
+    if status.cgroups:
+        ended += ", and to every process of its cgroup"
+    table.add_row("a sandbox ends", escape(f"{ended}; by the referee, by its watchdog if the referee dies, by the next run after kill -9"))
     if not status.available:
         table.add_row("why", f"[red]{escape(status.reason)}[/]")
     out.print(table)
