@@ -1,6 +1,6 @@
 """A test bot that tries to outlive its match, then plays the first legal action.
 
-    python outliver.py --mark MARK
+    python outliver_MARK.py    (a copy of this file, named so that its processes can be found)
 
 Before it serves it does what a bot that wants to stay on the machine would do:
 
@@ -12,17 +12,17 @@ Before it serves it does what a bot that wants to stay on the machine would do:
 3. makes a user and mount namespace of its own (``unshare -Urm``) and mounts a tmpfs there,
    past its scratch folder's cap;
 4. forks a child that leaves for a session of its own (``setsid``), ignores SIGTERM and
-   sleeps for ever: with MARK in its command line, as the bot itself has.
+   sleeps for ever: with the file's name, and so MARK, in its command line, as the bot has.
 
 It writes one line ``OUTLIVER {json}`` to stderr, each attack's outcome: ``"ok: ..."`` if it
-worked, ``"failed: ..."`` with the error. A test then looks for any process whose command
-line holds MARK (the bot, its child, and bubblewrap's init, whose command line names the
+worked, ``"failed: ..."`` with the error; again at each match start (a tournament keeps a
+bot's output from its match's start). A test then looks for any process whose command
+line holds MARK (the bot, its child, and bubblewrap's init, whose command line holds the
 bot's) once its match is over.
 """
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import ctypes.util
 import json
@@ -133,12 +133,20 @@ def leave_a_child() -> str:
     return f"child {pid} in a session of its own"
 
 
+#: What it says of its attacks.
+REPORT = ""
+
+
 class Outliver(sdk.Bot):
     """The first legal action (the worst card, when one must be discarded)."""
 
     name = "outliver"
     version = "1.0"
     author = "a test"
+
+    def on_match_start(self, info: sdk.MatchInfo) -> None:
+        """Say again what worked (for the match's kept output)."""
+        print(REPORT, file=sys.stderr, flush=True)
 
     def act(self, view: sdk.View) -> sdk.Action:
         """The first legal action."""
@@ -150,9 +158,6 @@ class Outliver(sdk.Bot):
 
 def main() -> None:
     """Attack, report, then serve."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mark", required=True)
-    _, rest = parser.parse_known_args()
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, signal.SIG_IGN)
     report: dict[str, str] = {}
@@ -161,8 +166,9 @@ def main() -> None:
             report[key] = f"ok: {attack()}"
         except BaseException as e:  # every failure is the expected outcome, whatever its kind
             report[key] = f"failed: {type(e).__name__}: {e}"
-    print("OUTLIVER " + json.dumps(report), file=sys.stderr, flush=True)
-    sys.argv = [sys.argv[0], *rest]
+    global REPORT
+    REPORT = "OUTLIVER " + json.dumps(report)
+    print(REPORT, file=sys.stderr, flush=True)
     sdk.run(Outliver)
 
 
