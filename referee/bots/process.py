@@ -9,8 +9,9 @@ Each local bot process:
 
 - runs, when the launcher has a :class:`~referee.bots.sandbox.SandboxConfig`, inside a
   bubblewrap sandbox (:mod:`referee.bots.sandbox`): its own namespaces, read-only view of
-  the system and its own files, a private scratch folder, limits, a clean environment, and
-  death with its referee (``--die-with-parent``) that takes every process inside with it;
+  the system and its own files, a private scratch folder, limits, a clean environment, a
+  system-call filter, and an end that takes every process inside with it: SIGKILL to the
+  sandbox's init, which ends its PID namespace (:meth:`LocalBotProcess.end_sandbox`);
 - is told its address in ``THIRTYONE_BOT_ADDRESS`` (a Unix socket in a private temporary
   directory, mode 0700, removed at the end). Sandboxed, the socket's folder is at the same
   path inside, a link into the bot's capped scratch folder, so the bot writes nothing on
@@ -28,7 +29,8 @@ Each local bot process:
   and copies into a file, capped, while asked to (:meth:`LocalBotProcess.keep_output`: a
   tournament keeps each bot's output per match);
 - is registered with the :mod:`watchdog <referee.bots.watchdog>`, a small process that
-  kills the whole group if the referee dies without stopping it (even by SIGKILL).
+  kills the whole group, and the sandbox's init, if the referee dies without stopping it
+  (even by SIGKILL).
 
 Unsandboxed, a bot's children that leave its process group (``setsid``) escape the watchdog;
 sandboxed, they cannot, because the kernel ends a PID namespace's every process with it.
@@ -40,7 +42,8 @@ a lock held by another thread at that moment can deadlock the child); and it doe
 on macOS. (bubblewrap sets it itself, in its own process, for the sandboxed case; so a
 sandboxed bot must be launched from a thread that outlives it, such as the event loop's.)
 
-Stopping sends SIGTERM to the group, waits a short grace, then SIGKILLs what is left.
+Stopping sends SIGTERM to the bot (sandboxed: inside its sandbox), waits a short grace, then
+SIGKILLs what is left: sandboxed, the sandbox's init and cgroup, and the group.
 """
 
 from __future__ import annotations

@@ -23,9 +23,17 @@ the bot:
   read-only tmpfs is laid over each, before the bot's own folder is bound back in;
 - runs with a clean environment: ``PATH``, a UTF-8 locale, ``HOME``/``TMPDIR``, its address,
   and only the variables the organiser names;
-- dies with the referee (``--die-with-parent``), and with it everything it started: when the
-  sandbox's first process ends, the kernel kills every process of its PID namespace, so a
-  ``setsid`` child that ignores SIGTERM cannot outlive it;
+- ends with its PID namespace, and with it everything it started: when the sandbox's first
+  process (bubblewrap's init) ends, the kernel kills every process of the namespace, so a
+  ``setsid`` child that ignores SIGTERM cannot outlive it. The referee ends a sandbox by
+  SIGKILL to that init (the pid bubblewrap reports on ``--info-fd``, held as a pidfd) and to
+  its cgroup, never only through the outer bubblewrap, whose death (``--die-with-parent``)
+  reaches the init only through a death signal the init could be made to forget
+  (:meth:`referee.bots.process.LocalBotProcess.end_sandbox`; the watchdog does the same when
+  the referee dies);
+- runs under a system-call filter (:mod:`referee.bots.seccomp`: no ``ptrace``, namespaces,
+  mounts, keyrings, BPF or perf), loaded by bubblewrap (``--seccomp``), and with no new user
+  namespaces (``--disable-userns``, where bubblewrap has it);
 - is held to :class:`BotLimits`: ``RLIMIT_DATA`` (memory), ``RLIMIT_NPROC`` (processes and
   threads), ``RLIMIT_FSIZE`` (file size), no core files, set inside the sandbox by
   util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory,
