@@ -479,3 +479,41 @@ def test_the_filter_refuses_what_a_bot_never_needs_and_lets_it_run(workspace: Pa
     want |= {"io_uring_setup": str(errno.ENOSYS), "thread": "0", "fork": "0"}
     assert got == want, f"{r.stdout}\n{r.stderr}"
     assert not marked(mark)
+
+
+# ---------------------------------------------------------------- what the organiser is told
+
+
+def thirtyone(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``thirtyone ARGS`` in a process of its own (its own probe of the sandbox)."""
+    argv = [sys.executable, "-c", "from referee.cli import main; main()", *args]
+    return subprocess.run(argv, env={**os.environ, "COLUMNS": "250", **(env or {})}, capture_output=True, text=True, timeout=120)
+
+
+def test_doctor_says_what_is_filtered_and_how_a_sandbox_ends() -> None:
+    r = thirtyone("doctor")
+    text = " ".join(r.stdout.split())
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name in ("ptrace", "unshare", "setns", "mount", "keyctl", "bpf", "perf_event_open", "NEWUSER", "clone3"):
+        assert name in text, text
+    assert "SIGKILL to its init (the end of its PID namespace" in text, text
+    assert "its watchdog if the referee dies" in text and "after kill -9" in text, text
+
+
+def test_without_libseccomp_the_sandbox_is_unavailable_and_says_why(tmp_path: Path) -> None:
+    """Where the filter cannot be built the sandbox is unavailable, as without bubblewrap:
+    ``doctor`` says why and what to install, and ``--sandbox on`` refuses to start a match.
+    (pyseccomp raises this very error where no libseccomp.so.2 is found.)"""
+    fake = tmp_path / "no-libseccomp"
+    fake.mkdir()
+    (fake / "pyseccomp.py").write_text('raise RuntimeError("Unable to find libseccomp")\n')
+    env = {"PYTHONPATH": os.pathsep.join([str(fake), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    doctor = thirtyone("doctor", env=env)
+    text = " ".join(doctor.stdout.split())
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert "cannot be used" in text and "system-call filter cannot be built" in text, text
+    assert "Unable to find libseccomp" in text and "apt-get install libseccomp2" in text, text
+    log = tmp_path / "m.jsonl"
+    match = thirtyone("match", "greedy", "random", "--sandbox", "on", "--log", str(log), env=env)
+    assert match.returncode == 2 and "system-call filter cannot be built" in " ".join(match.stderr.split()), match.stderr
+    assert not log.exists()
