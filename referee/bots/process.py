@@ -516,20 +516,19 @@ class LocalBotProcess:
         that :meth:`end_sandbox` signals that process and no other whatever became of its
         pid, and tell the watchdog (which ends it if the referee dies first)."""
         self.sandbox_pid = pid
-        try:
+        fd: int | None = None
+        with contextlib.suppress(OSError):  # gone already (the bot failed at once), or Linux before 5.3
             fd = os.pidfd_open(pid)
-        except OSError:
-            return  # gone already (the bot failed at once), or a kernel before 5.3
         # Our own bubblewrap's child, checked after the pidfd pins the process: not a
         # process that took a pid freed in between.
-        if _parent_of(pid) != self._proc.pid:
-            os.close(fd)
+        start = _start_time(pid)
+        if _parent_of(pid) != self._proc.pid or start is None:
+            if fd is not None:
+                os.close(fd)
             return
         self._init_fd = fd
-        start = _start_time(pid)
-        if start is not None:
-            self._watched_init = (pid, start)
-            watchdog.watch_sandbox(pid, start)
+        self._watched_init = (pid, start)
+        watchdog.watch_sandbox(pid, start)
 
     def end_sandbox(self) -> None:
         """End the sandbox now: SIGKILL to its init and, with a cgroup, to all in it.
@@ -543,14 +542,25 @@ class LocalBotProcess:
         if self._init_fd is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
+        elif self._watched_init is not None:
+            # No pidfd (Linux before 5.3): the pid, if it still names the process that
+            # started then (the pid with its start time names one process for good).
+            pid, start = self._watched_init
+            if _start_time(pid) == start:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
         if self._cgroup is not None:
             self._cgroup.kill()
 
     def _init_alive(self) -> bool:
         """Whether the sandbox's init still runs (its pidfd is readable once it has exited)."""
-        if self._init_fd is None:
-            return False
-        return not select.select([self._init_fd], [], [], 0)[0]
+        if self._init_fd is not None:
+            return not select.select([self._init_fd], [], [], 0)[0]
+        if self._watched_init is not None:
+            pid, start = self._watched_init
+            fields = _stat_fields(pid)
+            return len(fields) > 19 and fields[19] == str(start) and fields[0] != "Z"
+        return False
 
     async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """SIGTERM the bot, wait up to ``grace_s``, SIGKILL what is left; idempotent.
