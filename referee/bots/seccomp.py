@@ -128,10 +128,16 @@ def build() -> SyscallFilter:
             # A negative number other than -1 is libseccomp's name for a call that exists on
             # some of the filter's architectures only (umount on x86 but not x86_64): it is
             # added where it exists.
-            if sc.resolve_syscall(sc.Arch.NATIVE, name) == -1:
+            nr = sc.resolve_syscall(sc.Arch.NATIVE, name)
+            if nr == -1:
                 unknown.append(name)
                 return
-            f.add_rule(action, name, *args)
+            try:
+                f.add_rule(action, name, *args)
+            except OSError:
+                if nr >= 0:
+                    raise
+                unknown.append(name)  # a call of none of the filter's architectures
 
         for _, names in DENIED:
             for name in names:
