@@ -39,6 +39,20 @@ def doctor_command() -> None:
     if status.process_limit_note:
         row("note", status.process_limit_note, "yellow")
     row("cpu", status.cpu_limit_note or "a CPU share per bot (cgroup cpu controller)", "yellow" if status.cpu_limit_note else "")
+    if status.syscall_filter:
+        row("system calls", status.syscall_filter)
+    elif status.bwrap:
+        row("system calls", "no filter can be built here: bots cannot be sandboxed (see why)", "red")
+    if status.bwrap:
+        row(
+            "user namespaces",
+            "none inside a sandbox (bubblewrap --disable-userns, and the filter)" if status.userns_disabled
+            else "refused by the filter (this bubblewrap has no --disable-userns)",
+        )
+    ended = "SIGKILL to its init (the end of its PID namespace: every process in it)"
+    if status.cgroups:
+        ended += ", and to every process of its cgroup"
+    row("a sandbox ends", f"{ended}; by the referee, by its watchdog if the referee dies, by the next run after kill -9")
     if not status.available:
         row("why", status.reason, "red")
     # Lines rather than a table: a table pads every row to its widest one, and a pipe (or a
