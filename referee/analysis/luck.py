@@ -35,14 +35,18 @@ from referee.game import (
     ActionKind,
     ActionRecord,
     Card,
+    ChanceError,
     DealRecord,
+    ForfeitRecord,
     Match,
     Record,
+    RecordedChance,
+    RestockRecord,
     RoundResult,
     Rules,
 )
 from referee.game.position import Position, match_at_deal, position_of
-from referee.log import LogWatcher, MatchLog, walk_log
+from referee.log import LogWatcher, MatchLog, read_log, walk_log
 from referee.log import Position as LogLine
 from sdk.evaluate import REFERENCE_POLICY, derive_seed, payoff, reference_policy
 from sdk.simulate import RolloutChance, play_round, rollout
@@ -214,35 +218,88 @@ class LuckMeter:
         return tuple(a - b for a, b in zip(real, mean, strict=True))
 
 
-class _LuckWatcher(LogWatcher):
-    def __init__(self, log: MatchLog, meter: LuckMeter) -> None:
-        h = log.header
-        self.meter = meter
-        self.n = h.players
-        self.rules = h.rules
-        self.tokens: tuple[int, ...] = (h.rules.lives,) * self.n
-        self.chips: tuple[int, ...] = (0,) * self.n
-        self.terms: list[LuckTerm] = []
-        self.raw = [0.0] * self.n
+def records_luck(
+    rules: Rules,
+    players: int,
+    records: Sequence[Record],
+    *,
+    lines: Sequence[int] | None = None,
+    seed: int = 0,
+    samples: int = SAMPLES,
+    cards: int = CARDS,
+    deals: int = DEALS,
+) -> MatchLuck:
+    """The luck of every seat in a match given as the game model's records (a
+    :class:`~referee.game.Match` played with ``record=True``: its deals, restocks, actions,
+    forfeits and round results in order). ``lines`` numbers each record (a log's lines) for
+    :attr:`LuckTerm.line`. The records are replayed through the game model; a match cut
+    short is valued as far as its records go."""
+    meter = LuckMeter(rules, players, seed=seed, samples=samples, cards=cards, deals=deals)
+    n = players
+    dealt = {r.round_no: r.deck for r in records if isinstance(r, DealRecord)}
+    restocked = {(r.round_no, r.number): r.stock for r in records if isinstance(r, RestockRecord)}
+    tokens: tuple[int, ...] = (rules.lives,) * n
+    chips: tuple[int, ...] = (0,) * n
+    raw = [0.0] * n
+    terms: list[LuckTerm] = []
+    m: Match | None = None
+    for i, rec in enumerate(records):
+        line = lines[i] if lines is not None else i
+        if isinstance(rec, DealRecord):
+            alive = tuple(bool(h) for h in rec.hands)
+            luck = meter.deal_term(rec.deck, rec.round_no, rec.dealer, tokens, alive, chips, rec.pot_carried)
+            terms.append(LuckTerm(rec.round_no, "deal", line, None, luck))
+            if m is None:
+                m = Match(n, rules, chance=RecordedChance(dealt, restocked), record=False)
+        elif isinstance(rec, RoundResult):
+            tokens = rec.tokens_after
+            if rec.chips_after:
+                chips = rec.chips_after
+            for s in range(n):
+                raw[s] += payoff(rules, rec, s)
+        elif m is None or m.over:
+            continue
+        elif isinstance(rec, ActionRecord):
+            try:
+                m.apply_unchecked(rec.action)
+            except ChanceError:
+                break  # the records stop before the next deal or restock
+            if rec.action.kind is ActionKind.DRAW_STOCK and rec.card is not None:
+                luck = meter.draw_term(position_of(m), rec.card, rec.round_no, rec.turn)
+                terms.append(LuckTerm(rec.round_no, "draw", line, rec.seat, luck))
+        elif isinstance(rec, ForfeitRecord):
+            try:
+                m.forfeit(rec.seat, rec.reason)
+            except ChanceError:
+                break
+    total = [0.0] * n
+    for t in terms:
+        for s, v in enumerate(t.luck):
+            total[s] += v
+    unit = "chips" if rules.scoring == "pot" else "lives"
+    return MatchLuck(n, unit, REFERENCE_POLICY, tuple(raw), tuple(total), tuple(terms))
+
+
+class _Collect(LogWatcher):
+    """The game model's records of a log, in order, with their lines."""
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.lines: list[int] = []
+
+    def _add(self, at: LogLine, record: Record) -> None:
+        self.records.append(record)
+        self.lines.append(at.line)
 
     def produced(self, at: LogLine, kind: str, record: Record, match: Match) -> None:
-        if kind == "deal" and isinstance(record, DealRecord):
-            alive = tuple(bool(h) for h in record.hands)
-            luck = self.meter.deal_term(
-                record.deck, record.round_no, record.dealer, self.tokens, alive, self.chips, record.pot_carried
-            )
-            self.terms.append(LuckTerm(record.round_no, "deal", at.line, None, luck))
-        elif kind == "round_end" and isinstance(record, RoundResult):
-            self.tokens = record.tokens_after
-            if record.chips_after:
-                self.chips = record.chips_after
-            for s in range(self.n):
-                self.raw[s] += payoff(self.rules, record, s)
+        if kind in ("deal", "restock", "round_end"):
+            self._add(at, record)
 
     def acted(self, at: LogLine, match: Match, record: ActionRecord, by_referee: bool) -> None:
-        if record.action.kind is ActionKind.DRAW_STOCK and record.card is not None:
-            luck = self.meter.draw_term(position_of(match), record.card, record.round_no, record.turn)
-            self.terms.append(LuckTerm(record.round_no, "draw", at.line, record.seat, luck))
+        self._add(at, record)
+
+    def forfeited(self, at: LogLine, record: ForfeitRecord, hand: tuple[Card, ...]) -> None:
+        self._add(at, record)
 
 
 def match_luck(
@@ -251,18 +308,12 @@ def match_luck(
     """The luck of every seat in the match ``log`` (a path or a parsed log), with its raw and
     adjusted results. Deterministic for ``seed``. A log that diverges from the game model is
     refused (:class:`LuckError`); one cut short is valued as far as it goes."""
-    from referee.log import read_log
-
     parsed = log if isinstance(log, MatchLog) else read_log(log)
     h = parsed.header
-    meter = LuckMeter(h.rules, h.players, seed=seed, samples=samples, cards=cards, deals=deals)
-    watcher = _LuckWatcher(parsed, meter)
+    watcher = _Collect()
     walk = walk_log(parsed, watcher)
     if walk.divergence is not None:
         raise LuckError(f"{parsed.path}: the log diverges from the game model: {walk.divergence}")
-    luck = [0.0] * h.players
-    for t in watcher.terms:
-        for s, v in enumerate(t.luck):
-            luck[s] += v
-    unit = "chips" if h.rules.scoring == "pot" else "lives"
-    return MatchLuck(h.players, unit, REFERENCE_POLICY, tuple(watcher.raw), tuple(luck), tuple(watcher.terms))
+    return records_luck(
+        h.rules, h.players, watcher.records, lines=watcher.lines, seed=seed, samples=samples, cards=cards, deals=deals
+    )

@@ -15,13 +15,20 @@ exactly the same verdict.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from referee.tournament.runner import RunReport, TaskResult, run_pending
+from referee.tournament.runner import RunReport, TaskResult, log_name, run_pending
 from referee.tournament.schedule import ScheduledMatch, build_sprt_schedule
 from referee.tournament.settings import TournamentSettings
-from referee.tournament.sprt import SequentialTest, SprtParams, SprtResult
+from referee.tournament.sprt import Model, SequentialTest, SprtParams, SprtResult
 from referee.tournament.store import TournamentStore
+
+#: Each match's luck per seat, once measured (one JSON line per match, in the test's folder):
+#: a resumed test reads it rather than measuring every stored match again.
+LUCK_FILE = "luck.jsonl"
 
 
 class NotAnSprtTest(ValueError):
@@ -54,23 +61,42 @@ def deal_score(new: str, old: str, matches: Sequence[tuple[Sequence[str], Sequen
     return 0.5 + (mean_new - mean_old) / 2
 
 
+def deal_luck(new: str, old: str, matches: Sequence[tuple[Sequence[str], Sequence[float]]]) -> float:
+    """A deal's luck as :func:`deal_score` scores it: half the difference of NEW's and OLD's
+    mean luck over the deal's matches (each match: its seats' names and each seat's luck)."""
+    luck: dict[str, list[float]] = {new: [], old: []}
+    for seats, values in matches:
+        for name in (new, old):
+            if name in seats:
+                luck[name].append(values[list(seats).index(name)])
+    if not luck[new] or not luck[old]:
+        raise ValueError("a deal needs matches of both NEW and OLD")
+    return (sum(luck[new]) / len(luck[new]) - sum(luck[old]) / len(luck[old])) / 2
+
+
 class SprtMonitor:
     """Follows a test's matches as they are stored and feeds complete deals, in order, to
     the :class:`~referee.tournament.sprt.SequentialTest`."""
 
-    def __init__(self, settings: TournamentSettings) -> None:
+    def __init__(self, settings: TournamentSettings, folder: Path | None = None) -> None:
         s = settings.sprt
         if settings.format != "sprt" or s is None:
             raise NotAnSprtTest(f"this tournament is a {settings.format}, not an SPRT test")
         self.new, self.old, self.field = s.new, s.old, s.field
         params = SprtParams(s.elo0, s.elo1, s.alpha, s.beta)
-        self.test = SequentialTest(params, "normal" if s.field else "pentanomial", max_deals=settings.games)
+        #: The luck of the cards is taken out of each deal (a control variate: the normal model).
+        self.luck = s.luck
+        self.seed = settings.seed
+        self.folder = folder
+        model: Model = "normal" if s.field or s.luck else "pentanomial"
+        self.test = SequentialTest(params, model, max_deals=settings.games, control=s.luck)
+        self._lucks: dict[str, tuple[float, ...]] = self._read_lucks() if s.luck else {}
         schedule = build_sprt_schedule(s.new, s.old, s.field, settings.games, settings.seed)
         self._deals: list[list[ScheduledMatch]] = [[] for _ in range(settings.games)]
         self._scheduled = {m.key: m for m in schedule}
         for m in schedule:
             self._deals[m.deal].append(m)
-        self._matches: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+        self._matches: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]] = {}
         self.matches_per_deal = len(self._deals[0])
         #: A match of the next deal could not be played in this run: the test cannot go on.
         self.blocked = False
@@ -78,10 +104,43 @@ class SprtMonitor:
     @staticmethod
     def from_store(store: TournamentStore) -> SprtMonitor:
         """The test as the stored results make it."""
-        monitor = SprtMonitor(store.settings)
+        monitor = SprtMonitor(store.settings, store.folder)
         for row in store.matches():
-            monitor.add(row.key, row.seats, row.placings)
+            monitor.add(row.key, row.seats, row.placings, store.folder / row.log_path if row.log_path else None)
         return monitor
+
+    def _read_lucks(self) -> dict[str, tuple[float, ...]]:
+        out: dict[str, tuple[float, ...]] = {}
+        if self.folder is None or not (self.folder / LUCK_FILE).is_file():
+            return out
+        for line in (self.folder / LUCK_FILE).read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                out[str(row["key"])] = tuple(float(v) for v in row["luck"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a kill: measured again
+        return out
+
+    def luck_of(self, key: str, log: Path | None, seats: int) -> tuple[float, ...]:
+        """Each seat's luck in match ``key`` (measured from its log once, then kept in
+        :data:`LUCK_FILE`). A match without a log, or whose log cannot be valued, counts none:
+        a constant, so the correction stays unbiased."""
+        have = self._lucks.get(key)
+        if have is not None and len(have) == seats:
+            return have
+        from referee.analysis.luck import LuckError, match_luck
+        from referee.faults import LogError
+        from sdk.evaluate import derive_seed
+
+        luck: tuple[float, ...] = (0.0,) * seats
+        if log is not None and log.is_file():
+            with contextlib.suppress(LuckError, LogError, OSError):
+                luck = match_luck(log, seed=derive_seed(self.seed, key)).luck
+        self._lucks[key] = luck
+        if self.folder is not None:
+            with open(self.folder / LUCK_FILE, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"key": key, "luck": [round(v, 9) for v in luck]}) + "\n")
+        return luck
 
     @property
     def finished(self) -> bool:
@@ -98,26 +157,34 @@ class SprtMonitor:
         """Matches the test has counted: those of its deals."""
         return self.test.n * self.matches_per_deal
 
-    def add(self, key: str, seats: Sequence[str], placings: Sequence[int]) -> None:
-        """Take one stored match; count every deal that is now complete, in order.
+    def add(self, key: str, seats: Sequence[str], placings: Sequence[int], log: Path | None = None) -> None:
+        """Take one stored match (with its ``log``, for its luck); count every deal that is
+        now complete, in order.
 
         A match outside the schedule (none should be) is not counted.
         """
         if key not in self._scheduled:
             return
-        self._matches[key] = (tuple(seats), tuple(int(p) for p in placings))
+        luck = self.luck_of(key, log, len(seats)) if self.luck else ()
+        self._matches[key] = (tuple(seats), tuple(int(p) for p in placings), luck)
         while not self.test.finished:
             deal = self._deals[self.test.n]
             if not all(m.key in self._matches for m in deal):
                 return
-            self.test.add(deal_score(self.new, self.old, [self._matches[m.key] for m in deal]))
+            rows = [self._matches[m.key] for m in deal]
+            x = deal_score(self.new, self.old, [(seats_, placings_) for seats_, placings_, _ in rows])
+            if self.luck:
+                self.test.add(x, deal_luck(self.new, self.old, [(seats_, luck_) for seats_, _, luck_ in rows]))
+            else:
+                self.test.add(x)
 
     def on_result(self, r: TaskResult) -> None:
         """Take a runner's result (a match stored, or one that could not be played)."""
         if r.ok:
             m = self._scheduled.get(r.key)
             if m is not None:
-                self.add(r.key, m.seats, r.result["placings"])
+                log = self.folder / "logs" / log_name(r.key) if self.folder is not None and r.has_log else None
+                self.add(r.key, m.seats, r.result["placings"], log)
         elif not r.retrying:
             self.blocked = True
 

@@ -25,7 +25,7 @@ from referee.tournament.schedule import (
 )
 from referee.tournament.settings import SettingsError, SprtSettings, TournamentSettings
 from referee.tournament.sprt import pentanomial_llr
-from referee.tournament.sprt_run import SprtMonitor, deal_score, match_score
+from referee.tournament.sprt_run import LUCK_FILE, SprtMonitor, deal_score, match_score
 from referee.tournament.store import DB_NAME, TournamentStore
 from tests.polling import poll_until
 
@@ -257,6 +257,7 @@ def test_montecarlo_beats_threshold(tmp_path: Path) -> None:
     result = ok(
         "sprt", "montecarlo", "threshold", "--dir", tmp_path / "t", "--seed", "7", "--elo0", "-100", "--elo1", "40",
         "--rule", "lives=1", "--budget-ms", "150", "--max-deals", "200", "-j", "2", "--sandbox", SANDBOX, "--json",
+        "--no-luck",
     )
     data = _json_of(result.stdout)
     print(f"montecarlo vs threshold: {data['verdict']} after {data['deals']} deals, elo {data['elo']}, "
@@ -292,10 +293,15 @@ def test_a_short_test_stops_at_its_deal_limit(tmp_path: Path) -> None:
     )  # fmt: skip
     data = _json_of(result.stdout)
     assert data["deals"] == 2 and data["matches"] == 4 and data["finished"] is True, data
-    assert data["pentanomial"] is not None and sum(data["pentanomial"]) == 2  # type: ignore[arg-type]
-    assert sorted(r.key for r in stored_matches(tmp_path / "t")) == sorted(
-        f"greedy+random/d00{d}/r{r}" for d in range(2) for r in range(2)
-    )
+    keys = sorted(f"greedy+random/d00{d}/r{r}" for d in range(2) for r in range(2))
+    assert sorted(r.key for r in stored_matches(tmp_path / "t")) == keys
+    # The luck is taken out by default: the normal model, each match's luck kept once.
+    assert data["model"] == "normal" and data["pentanomial"] is None
+    luck = data["luck"]
+    assert isinstance(luck, dict) and luck["beta"] == 0 and luck["raw_score"] == data["score"]  # beta from deal 8 on
+    kept = [json.loads(line) for line in (tmp_path / "t" / LUCK_FILE).read_text().splitlines()]
+    assert sorted(k["key"] for k in kept) == keys and all(len(k["luck"]) == 2 for k in kept)
+    assert any(v != 0 for k in kept for v in k["luck"])
 
 
 def test_bad_sprt_commands_are_refused(tmp_path: Path) -> None:

@@ -1,0 +1,182 @@
+"""Luck benchmark: how much of a pair's score spread the cards explain, and what SPRT saves.
+
+Run ``python benchmarks/bench_luck.py`` (about a minute and a half by default; ``--deals``
+for firmer figures). For each pair of bots (sample bots, and two close versions of one),
+at two seats, every deal is played in both seat rotations three ways:
+
+- **fresh**: each rotation on its own deal (two seeds);
+- **duplicate**: both rotations on the same deal (as ``thirtyone sprt`` plays);
+- **duplicate + correction**: the same matches, each seat's match score less ``beta`` times
+  its luck (:func:`referee.analysis.luck.records_luck`), ``beta`` the least-squares slope
+  of the deal score on the deal's luck (the control-variate coefficient, as the test uses).
+
+The bots are the sample bots' own code, played in-process on the game model (no processes,
+no sockets: the spread of the scores is the same, and the machine is shared). The per-deal
+score difference ``D`` (NEW's mean match score minus OLD's) has a variance under each; the
+table gives each variance and its ratio to fresh deals (the aim: at most 0.5 with the
+correction).
+
+Then SPRT (the normal GSPRT of :mod:`referee.tournament.sprt`, ``--elo0``/``--elo1``, alpha =
+beta = 0.05) is simulated on each way's deals, resampled with their mean moved to H0's and to
+H1's score: the mean deals to a verdict, and the share of wrong verdicts (which must stay near
+the nominal 5%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from referee.analysis.luck import records_luck
+from referee.game import Match, Record, Rules
+from referee.timecontrol import TimeControl
+from referee.tournament.sprt import SequentialTest, SprtParams, score_of_elo
+from referee.tournament.sprt_run import match_score
+from referee.wire import MatchInfo
+from sample_bots import load
+from sample_bots.greedy import GreedyBot
+from sdk.bot import Bot, make_bot
+from sdk.view import SeatMemory
+
+
+class Greedy24(GreedyBot):
+    """The greedy bot knocking from 24 rather than 22: a close version of it."""
+
+    name = "greedy24"
+    knock_at = 24
+
+
+BOTS: dict[str, Callable[[], Bot]] = {
+    "greedy": load("greedy"),
+    "greedy24": Greedy24,
+    "threshold": load("threshold"),
+    "random": load("random"),
+}
+PAIRS = (("threshold", "greedy"), ("greedy24", "greedy"))
+
+
+def play(names: Sequence[str], seed: int, rules: Rules) -> tuple[list[float], list[Record]]:
+    """One match in-process: each seat's match score and the model's records."""
+    m = Match(len(names), rules, seed=seed, record=True)
+    bots = [make_bot(BOTS[n]) for n in names]
+    memories = [SeatMemory() for _ in bots]
+    tc = TimeControl()
+    for s, b in enumerate(bots):
+        b.on_match_start(MatchInfo(f"bench-{seed}", s, len(names), rules, tc))
+    while not m.over:
+        s = m.current
+        view = memories[s].view(m.observation(s), budget_ms=tc.budget_ms, bank_ms=tc.bank_ms)
+        m.apply_unchecked(bots[s].act(view))
+    placings = m.placings
+    return [match_score(placings, s) for s in range(len(names))], m.take_records()
+
+
+@dataclass
+class Deal:
+    """One deal of a pair: D under fresh deals, under duplicate deals, and the luck difference."""
+
+    fresh: float
+    dup: float
+    luck: float
+
+
+def deals_of(pair: tuple[str, str], n: int, rules: Rules, luck_sizes: dict[str, int]) -> tuple[list[Deal], float]:
+    """``n`` deals of ``pair``; and the seconds the luck took per match."""
+    new, old = pair
+    out = []
+    luck_s = 0.0
+    for d in range(n):
+        seed = 1000 + d
+        a, rec_a = play((new, old), seed, rules)
+        b, rec_b = play((old, new), seed, rules)
+        fa, _ = play((new, old), 500_000 + 2 * d, rules)
+        fb, _ = play((old, new), 500_001 + 2 * d, rules)
+        t0 = time.perf_counter()
+        la = records_luck(rules, 2, rec_a, seed=d, **luck_sizes)
+        lb = records_luck(rules, 2, rec_b, seed=d, **luck_sizes)
+        luck_s += time.perf_counter() - t0
+        dup = ((a[0] - a[1]) + (b[1] - b[0])) / 2
+        fresh = ((fa[0] - fa[1]) + (fb[1] - fb[0])) / 2
+        luck = ((la.luck[0] - la.luck[1]) + (lb.luck[1] - lb.luck[0])) / 2
+        out.append(Deal(fresh, dup, luck))
+    return out, luck_s / (2 * n)
+
+
+def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The least-squares slope of ``ys`` on ``xs``."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
+
+
+def sprt_sim(values: Sequence[float], params: SprtParams, runs: int, rng: random.Random) -> tuple[float, float, float, float]:
+    """SPRT on ``values`` (per-deal D) resampled with their mean moved to H0's and to H1's:
+    mean deals under H0 and H1, and the share of wrong verdicts under each."""
+    m = statistics.fmean(values)
+    centred = [v - m for v in values]
+    out = []
+    for elo, wrong in ((params.elo0, "H1"), (params.elo1, "H0")):
+        # D = 2 (x - 1/2): the deal score x of the test has mean score_of_elo(elo).
+        shift = 2 * (score_of_elo(elo) - 0.5)
+        deals = errors = 0
+        for _ in range(runs):
+            t = SequentialTest(params, "normal", max_deals=20_000)
+            while not t.finished:
+                t.add(0.5 + (rng.choice(centred) + shift) / 2)
+            deals += t.n
+            errors += t.verdict == wrong
+        out += [deals / runs, errors / runs]
+    return out[0], out[2], out[1], out[3]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Play the pairs and print the tables."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--deals", type=int, default=30, help="deals per pair (each: 4 matches)")
+    p.add_argument("--runs", type=int, default=300, help="simulated SPRT tests per way and hypothesis")
+    p.add_argument("--elo0", type=float, default=0.0)
+    p.add_argument("--elo1", type=float, default=40.0)
+    p.add_argument("--samples", type=int, default=8, help="rollouts per luck value")
+    p.add_argument("--cards", type=int, default=12, help="stock cards valued per draw")
+    p.add_argument("--deal-samples", type=int, default=32, help="random deals per deal's expectation")
+    a = p.parse_args(argv)
+    rules = Rules()
+    params = SprtParams(a.elo0, a.elo1, 0.05, 0.05)
+    sizes = {"samples": a.samples, "cards": a.cards, "deals": a.deal_samples}
+    print(f"{a.deals} deals per pair, 2 seats, standard rules; luck: {a.samples} rollouts, {a.cards} cards, {a.deal_samples} deals")
+    print()
+    head = f"{'pair':<22} {'var fresh':>9} {'var dup':>8} {'dup/fresh':>9} {'var corr':>9} {'corr/fresh':>10} {'beta':>6} {'luck s/match':>12}"
+    print(head)
+    print("-" * len(head))
+    sims: list[tuple[str, str, tuple[float, float, float, float]]] = []
+    rng = random.Random(7)
+    for pair in PAIRS:
+        ds, luck_s = deals_of(pair, a.deals, rules, sizes)
+        fresh = [d.fresh for d in ds]
+        dup = [d.dup for d in ds]
+        lk = [d.luck for d in ds]
+        beta = slope(lk, dup)
+        corr = [y - beta * x for x, y in zip(lk, dup, strict=True)]
+        vf, vd, vc = (statistics.variance(v) for v in (fresh, dup, corr))
+        name = f"{pair[0]} v {pair[1]}"
+        print(f"{name:<22} {vf:9.4f} {vd:8.4f} {vd / vf:9.2f} {vc:9.4f} {vc / vf:10.2f} {beta:6.3f} {luck_s:12.2f}")
+        for way, vals in (("fresh", fresh), ("duplicate", dup), ("dup + corr", corr)):
+            sims.append((name, way, sprt_sim(vals, params, a.runs, rng)))
+        sys.stdout.flush()
+    print()
+    print(f"SPRT (normal GSPRT, elo0 {a.elo0:g}, elo1 {a.elo1:g}, alpha = beta = 0.05), {a.runs} simulated tests each")
+    head = f"{'pair':<22} {'deals':<11} {'deals H0':>9} {'deals H1':>9} {'wrong H0':>9} {'wrong H1':>9}"
+    print(head)
+    print("-" * len(head))
+    for name, way, (n0, n1, e0, e1) in sims:
+        print(f"{name:<22} {way:<11} {n0:9.0f} {n1:9.0f} {e0:9.1%} {e1:9.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
