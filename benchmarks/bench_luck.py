@@ -6,9 +6,9 @@ at two seats, every deal is played in both seat rotations three ways:
 
 - **fresh**: each rotation on its own deal (two seeds);
 - **duplicate**: both rotations on the same deal (as ``thirtyone sprt`` plays);
-- **duplicate + correction**: the same matches, each seat's match score less ``beta`` times
-  its luck (:func:`referee.analysis.luck.records_luck`), ``beta`` the least-squares slope
-  of the deal score on the deal's luck (the control-variate coefficient, as the test uses).
+- **duplicate + correction**: the same matches, the deal's score less ``beta`` times its
+  luck (:func:`referee.analysis.luck.records_luck`), ``beta`` the least-squares slope of
+  the deal score on the deal's luck (the control-variate coefficient, as the test uses).
 
 The bots are the sample bots' own code, played in-process on the game model (no processes,
 no sockets: the spread of the scores is the same, and the machine is shared). The per-deal
@@ -17,9 +17,10 @@ table gives each variance and its ratio to fresh deals (the aim: at most 0.5 wit
 correction).
 
 Then SPRT (the normal GSPRT of :mod:`referee.tournament.sprt`, ``--elo0``/``--elo1``, alpha =
-beta = 0.05) is simulated on each way's deals, resampled with their mean moved to H0's and to
-H1's score: the mean deals to a verdict, and the share of wrong verdicts (which must stay near
-the nominal 5%).
+beta = 0.05; with the luck, exactly as ``thirtyone sprt`` runs it: the luck as a control
+variate whose coefficient is estimated as the test goes) is simulated on each way's deals,
+resampled with their mean moved to H0's and to H1's score: the mean deals to a verdict, and
+the share of wrong verdicts (which must stay near the nominal 5%).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class Deal:
     luck: float
 
 
-def deals_of(pair: tuple[str, str], n: int, rules: Rules, luck_sizes: dict[str, int]) -> tuple[list[Deal], float]:
+def deals_of(pair: tuple[str, str], n: int, rules: Rules, sizes: tuple[int, int, int]) -> tuple[list[Deal], float]:
     """``n`` deals of ``pair``; and the seconds the luck took per match."""
     new, old = pair
     out = []
@@ -97,8 +98,9 @@ def deals_of(pair: tuple[str, str], n: int, rules: Rules, luck_sizes: dict[str, 
         fa, _ = play((new, old), 500_000 + 2 * d, rules)
         fb, _ = play((old, new), 500_001 + 2 * d, rules)
         t0 = time.perf_counter()
-        la = records_luck(rules, 2, rec_a, seed=d, **luck_sizes)
-        lb = records_luck(rules, 2, rec_b, seed=d, **luck_sizes)
+        samples, cards, deals = sizes
+        la = records_luck(rules, 2, rec_a, seed=d, samples=samples, cards=cards, deals=deals)
+        lb = records_luck(rules, 2, rec_b, seed=d, samples=samples, cards=cards, deals=deals)
         luck_s += time.perf_counter() - t0
         dup = ((a[0] - a[1]) + (b[1] - b[0])) / 2
         fresh = ((fa[0] - fa[1]) + (fb[1] - fb[0])) / 2
@@ -114,20 +116,25 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
 
 
-def sprt_sim(values: Sequence[float], params: SprtParams, runs: int, rng: random.Random) -> tuple[float, float, float, float]:
-    """SPRT on ``values`` (per-deal D) resampled with their mean moved to H0's and to H1's:
-    mean deals under H0 and H1, and the share of wrong verdicts under each."""
+def sprt_sim(
+    values: Sequence[float], lucks: Sequence[float] | None, params: SprtParams, runs: int, rng: random.Random
+) -> tuple[float, float, float, float]:
+    """The test of ``thirtyone sprt`` (the normal GSPRT; with ``lucks``, the luck as its
+    control variate, its coefficient estimated as the test goes) on the deals ``values``
+    (per-deal D) resampled with their mean moved to H0's and to H1's: mean deals under H0
+    and H1, and the share of wrong verdicts under each."""
     m = statistics.fmean(values)
-    centred = [v - m for v in values]
+    pairs = [(v - m, lucks[i] if lucks is not None else None) for i, v in enumerate(values)]
     out = []
     for elo, wrong in ((params.elo0, "H1"), (params.elo1, "H0")):
         # D = 2 (x - 1/2): the deal score x of the test has mean score_of_elo(elo).
         shift = 2 * (score_of_elo(elo) - 0.5)
         deals = errors = 0
         for _ in range(runs):
-            t = SequentialTest(params, "normal", max_deals=20_000)
+            t = SequentialTest(params, "normal", max_deals=20_000, control=lucks is not None)
             while not t.finished:
-                t.add(0.5 + (rng.choice(centred) + shift) / 2)
+                d, c = rng.choice(pairs)
+                t.add(0.5 + (d + shift) / 2, c)
             deals += t.n
             errors += t.verdict == wrong
         out += [deals / runs, errors / runs]
@@ -147,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     rules = Rules()
     params = SprtParams(a.elo0, a.elo1, 0.05, 0.05)
-    sizes = {"samples": a.samples, "cards": a.cards, "deals": a.deal_samples}
+    sizes = (a.samples, a.cards, a.deal_samples)
     print(f"{a.deals} deals per pair, 2 seats, standard rules; luck: {a.samples} rollouts, {a.cards} cards, {a.deal_samples} deals")
     print()
     head = f"{'pair':<22} {'var fresh':>9} {'var dup':>8} {'dup/fresh':>9} {'var corr':>9} {'corr/fresh':>10} {'beta':>6} {'luck s/match':>12}"
@@ -165,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         vf, vd, vc = (statistics.variance(v) for v in (fresh, dup, corr))
         name = f"{pair[0]} v {pair[1]}"
         print(f"{name:<22} {vf:9.4f} {vd:8.4f} {vd / vf:9.2f} {vc:9.4f} {vc / vf:10.2f} {beta:6.3f} {luck_s:12.2f}")
-        for way, vals in (("fresh", fresh), ("duplicate", dup), ("dup + corr", corr)):
-            sims.append((name, way, sprt_sim(vals, params, a.runs, rng)))
+        for way, vals, control in (("fresh", fresh, None), ("duplicate", dup, None), ("dup + luck", dup, lk)):
+            sims.append((name, way, sprt_sim(vals, control, params, a.runs, rng)))
         sys.stdout.flush()
     print()
     print(f"SPRT (normal GSPRT, elo0 {a.elo0:g}, elo1 {a.elo1:g}, alpha = beta = 0.05), {a.runs} simulated tests each")

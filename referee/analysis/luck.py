@@ -26,11 +26,15 @@ Pure: the log is read by :mod:`referee.log`; no output.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from referee.faults import LogError
 from referee.game import (
     ActionKind,
     ActionRecord,
@@ -317,3 +321,49 @@ def match_luck(
     return records_luck(
         h.rules, h.players, watcher.records, lines=watcher.lines, seed=seed, samples=samples, cards=cards, deals=deals
     )
+
+
+#: Where :class:`LuckCache` keeps each match's luck in a folder (one JSON line per match).
+LUCK_FILE = "luck.jsonl"
+
+
+class LuckCache:
+    """Each match's luck per seat, measured from its log once and kept in ``folder/luck.jsonl``.
+
+    For users of many matches (``thirtyone sprt``, standings' intervals): :meth:`get` measures
+    a match not seen yet, appends it to the file, and returns the same figures for it ever
+    after, so a resumed computation is the same computation. A line cut by a kill is
+    measured again.
+    """
+
+    def __init__(self, folder: Path | None, seed: int = 0) -> None:
+        self.folder = folder
+        self.seed = seed
+        self._lucks: dict[str, tuple[float, ...]] = {}
+        path = folder / LUCK_FILE if folder is not None else None
+        if path is not None and path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                    self._lucks[str(row["key"])] = tuple(float(v) for v in row["luck"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+
+    def get(self, key: str, log: Path | None, seats: int) -> tuple[float, ...]:
+        """Each seat's luck in match ``key`` (its log at ``log``). A match without a log, or
+        whose log cannot be valued, has no luck (zeros: a constant keeps the correction's
+        mean zero)."""
+        have = self._lucks.get(key)
+        if have is not None and len(have) == seats:
+            return have
+        luck: tuple[float, ...] = (0.0,) * seats
+        if log is not None and log.is_file():
+            with contextlib.suppress(LuckError, LogError, OSError):
+                luck = match_luck(log, seed=derive_seed(self.seed, key)).luck
+        # Rounded as the file keeps it: a match measured now and one read back count the same.
+        luck = tuple(round(v, 9) for v in luck)
+        self._lucks[key] = luck
+        if self.folder is not None:
+            with open(self.folder / LUCK_FILE, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"key": key, "luck": list(luck)}) + "\n")
+        return luck

@@ -15,10 +15,9 @@ exactly the same verdict.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.tournament.runner import RunReport, TaskResult, log_name, run_pending
 from referee.tournament.schedule import ScheduledMatch, build_sprt_schedule
@@ -26,10 +25,8 @@ from referee.tournament.settings import TournamentSettings
 from referee.tournament.sprt import Model, SequentialTest, SprtParams, SprtResult
 from referee.tournament.store import TournamentStore
 
-#: Each match's luck per seat, once measured (one JSON line per match, in the test's folder):
-#: a resumed test reads it rather than measuring every stored match again.
-LUCK_FILE = "luck.jsonl"
-
+if TYPE_CHECKING:
+    from referee.analysis.luck import LuckCache
 
 class NotAnSprtTest(ValueError):
     """The tournament is not of format ``sprt``."""
@@ -90,7 +87,8 @@ class SprtMonitor:
         self.folder = folder
         model: Model = "normal" if s.field or s.luck else "pentanomial"
         self.test = SequentialTest(params, model, max_deals=settings.games, control=s.luck)
-        self._lucks: dict[str, tuple[float, ...]] = self._read_lucks() if s.luck else {}
+        # Built at the first match: the analysis imports the SDK's rollouts.
+        self._lucks: LuckCache | None = None
         schedule = build_sprt_schedule(s.new, s.old, s.field, settings.games, settings.seed)
         self._deals: list[list[ScheduledMatch]] = [[] for _ in range(settings.games)]
         self._scheduled = {m.key: m for m in schedule}
@@ -109,38 +107,13 @@ class SprtMonitor:
             monitor.add(row.key, row.seats, row.placings, store.folder / row.log_path if row.log_path else None)
         return monitor
 
-    def _read_lucks(self) -> dict[str, tuple[float, ...]]:
-        out: dict[str, tuple[float, ...]] = {}
-        if self.folder is None or not (self.folder / LUCK_FILE).is_file():
-            return out
-        for line in (self.folder / LUCK_FILE).read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-                out[str(row["key"])] = tuple(float(v) for v in row["luck"])
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut by a kill: measured again
-        return out
-
     def luck_of(self, key: str, log: Path | None, seats: int) -> tuple[float, ...]:
-        """Each seat's luck in match ``key`` (measured from its log once, then kept in
-        :data:`LUCK_FILE`). A match without a log, or whose log cannot be valued, counts none:
-        a constant, so the correction stays unbiased."""
-        have = self._lucks.get(key)
-        if have is not None and len(have) == seats:
-            return have
-        from referee.analysis.luck import LuckError, match_luck
-        from referee.faults import LogError
-        from sdk.evaluate import derive_seed
+        """Each seat's luck in match ``key`` (:class:`referee.analysis.luck.LuckCache`)."""
+        if self._lucks is None:
+            from referee.analysis.luck import LuckCache
 
-        luck: tuple[float, ...] = (0.0,) * seats
-        if log is not None and log.is_file():
-            with contextlib.suppress(LuckError, LogError, OSError):
-                luck = match_luck(log, seed=derive_seed(self.seed, key)).luck
-        self._lucks[key] = luck
-        if self.folder is not None:
-            with open(self.folder / LUCK_FILE, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"key": key, "luck": [round(v, 9) for v in luck]}) + "\n")
-        return luck
+            self._lucks = LuckCache(self.folder, self.seed)
+        return self._lucks.get(key, log, seats)
 
     @property
     def finished(self) -> bool:
