@@ -20,10 +20,13 @@ Pure: the log is read through :mod:`referee.log`; nothing is printed.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from thirtyone.v1 import log_pb2
@@ -197,6 +200,20 @@ class MatchAnalysis:
         return [self.summary(s, view) for s in range(self.players)]
 
 
+def judgements_for(analysis: MatchAnalysis, viewer: int | None) -> dict[int, dict[str, Judgement]]:
+    """What a replay from ``viewer``'s point of view may show, by the log line of each
+    decision: every decision in every view for the omniscient replay (``viewer`` None); for
+    a seat's replay only that seat's own decisions, in the seat's view (another seat's view
+    of its decision, or the deal's view, would tell of cards this seat never saw)."""
+    out: dict[int, dict[str, Judgement]] = {}
+    for d in analysis.decisions:
+        if viewer is None:
+            out[d.line] = dict(d.judged)
+        elif d.seat == viewer and "seat" in d.judged:
+            out[d.line] = {"seat": d.judged["seat"]}
+    return out
+
+
 def judge(values: DecisionValues, taken: Action, phase: Phase, rules: Rules, players: int) -> Judgement:
     """The :class:`Judgement` of choosing ``taken`` given the actions' ``values``."""
     best = values.best
@@ -366,3 +383,49 @@ def analysis_to_dict(a: MatchAnalysis) -> dict[str, Any]:
         "summaries": {v: [summary_to_dict(s) for s in a.summaries(v)] for v in a.views},
         "notes": list(a.notes),
     }
+
+
+def analysis_for_viewer(doc: dict[str, Any], viewer: int | None) -> dict[str, Any]:
+    """:func:`analysis_to_dict`'s form cut to what ``viewer``'s replay may show, by the rule
+    of :func:`judgements_for`: the summaries and decisions of the viewer's seat, in the
+    seat's view, for a seat; everything for the omniscient view (``viewer`` None)."""
+    if viewer is None:
+        return doc
+    decisions = []
+    for d in doc.get("decisions", []):
+        if d.get("seat") == viewer and "seat" in d.get("views", {}):
+            decisions.append({**d, "views": {"seat": d["views"]["seat"]}})
+    summaries = {"seat": [s for s in doc.get("summaries", {}).get("seat", []) if s.get("seat") == viewer]}
+    return {**doc, "views": ["seat"] if "seat" in doc.get("views", []) else [], "decisions": decisions, "summaries": summaries}
+
+
+#: Rollouts per action of the analyses the viewers show (half the command's: they are made
+#: on demand, for whole matches, on a shared machine).
+VIEWER_SAMPLES = 24
+#: Beside a log, its analysis as the viewers show it: ``LOG.jsonl.analysis.json``.
+CACHE_SUFFIX = ".analysis.json"
+
+
+def cached_analysis(path: Path, *, samples: int = VIEWER_SAMPLES, seed: int = 0) -> dict[str, Any]:
+    """:func:`analysis_to_dict` of the log at ``path`` in both views, kept beside the log
+    (:data:`CACHE_SUFFIX`) so that a viewer analyses a match once. A kept analysis is used
+    when it was made of this log (its size and time), with these samples and seed; a folder
+    that cannot be written only loses the keeping."""
+    side = path.with_name(path.name + CACHE_SUFFIX)
+    st = path.stat()
+    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "samples": samples, "seed": seed, "policy": REFERENCE_POLICY}
+    try:
+        kept = json.loads(side.read_text(encoding="utf-8"))
+        if isinstance(kept, dict) and kept.get("stamp") == stamp and isinstance(kept.get("analysis"), dict):
+            return dict(kept["analysis"])
+    except (OSError, ValueError):
+        pass
+    doc = analysis_to_dict(analyse_log(path, samples=samples, seed=seed))
+    tmp = side.with_name(side.name + f".{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({"stamp": stamp, "analysis": doc}), encoding="utf-8")
+        os.replace(tmp, side)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return doc
