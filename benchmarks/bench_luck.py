@@ -16,27 +16,31 @@ score difference ``D`` (NEW's mean match score minus OLD's) has a variance under
 table gives each variance and its ratio to fresh deals (the aim: at most 0.5 with the
 correction).
 
-Then SPRT (the normal GSPRT of :mod:`referee.tournament.sprt`, ``--elo0``/``--elo1``, alpha =
-beta = 0.05; with the luck, exactly as ``thirtyone sprt`` runs it: the luck as a control
-variate whose coefficient is estimated as the test goes) is simulated on each way's deals,
-resampled with their mean moved to H0's and to H1's score: the mean deals to a verdict, and
-the share of wrong verdicts (which must stay near the nominal 5%).
+Then SPRT is simulated on each way's deals as ``thirtyone sprt`` runs it (``--elo0``/``--elo1``,
+alpha = beta = 0.05): the raw scores with the pentanomial GSPRT, the deals tilted to the
+hypothesis' mean; with the luck, the normal GSPRT with the luck as its control variate (its
+coefficient estimated as the test goes), the scores shifted to the mean and the lucks
+centred. It prints the mean deals to a verdict, and the share of wrong verdicts (which must
+stay near the nominal 5%).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import random
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from referee.analysis.luck import records_luck
 from referee.game import Match, Record, Rules
 from referee.timecontrol import TimeControl
-from referee.tournament.sprt import SequentialTest, SprtParams, score_of_elo
+from referee.tournament.sprt import Model, SequentialTest, SprtParams, score_of_elo
 from referee.tournament.sprt_run import match_score
 from referee.wire import MatchInfo
 from sample_bots import load
@@ -116,25 +120,52 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
 
 
+def _tilted(xs: Sequence[float], target: float) -> list[float]:
+    """Weights on ``xs`` (each as likely, tilted exponentially) whose mean is ``target``: the
+    same values, so deal scores stay the pentanomial's five."""
+    lo, hi = -200.0, 200.0
+    w: list[float] = []
+    for _ in range(200):
+        lam = (lo + hi) / 2
+        top = max(lam * x for x in xs)
+        w = [math.exp(lam * x - top) for x in xs]
+        mean = sum(wi * x for wi, x in zip(w, xs, strict=True)) / sum(w)
+        if mean < target:
+            lo = lam
+        else:
+            hi = lam
+    return w
+
+
 def sprt_sim(
     values: Sequence[float], lucks: Sequence[float] | None, params: SprtParams, runs: int, rng: random.Random
 ) -> tuple[float, float, float, float]:
-    """The test of ``thirtyone sprt`` (the normal GSPRT; with ``lucks``, the luck as its
-    control variate, its coefficient estimated as the test goes) on the deals ``values``
-    (per-deal D) resampled with their mean moved to H0's and to H1's: mean deals under H0
-    and H1, and the share of wrong verdicts under each."""
-    m = statistics.fmean(values)
-    pairs = [(v - m, lucks[i] if lucks is not None else None) for i, v in enumerate(values)]
+    """The test ``thirtyone sprt`` runs on these deals (per-deal D), resampled with their mean
+    moved to H0's and to H1's score: mean deals under H0 and H1, and the share of wrong
+    verdicts under each.
+
+    Without ``lucks``: the pentanomial GSPRT (two seats, the raw scores), the deals tilted
+    exponentially to the hypothesis' mean (the values stay the five). With ``lucks``: the
+    normal GSPRT with the luck as its control variate, its coefficient estimated as the test
+    goes; the scores shifted to the mean, the lucks centred (their mean is zero whatever the
+    bots do, so the resampled population's must be too)."""
+    xs = [0.5 + v / 2 for v in values]
+    m = statistics.fmean(xs)
+    mc = statistics.fmean(lucks) if lucks is not None else 0.0
     out = []
     for elo, wrong in ((params.elo0, "H1"), (params.elo1, "H0")):
-        # D = 2 (x - 1/2): the deal score x of the test has mean score_of_elo(elo).
-        shift = 2 * (score_of_elo(elo) - 0.5)
+        target = score_of_elo(elo)
+        weights = _tilted(xs, target) if lucks is None else None
         deals = errors = 0
         for _ in range(runs):
-            t = SequentialTest(params, "normal", max_deals=20_000, control=lucks is not None)
+            model: Model = "pentanomial" if lucks is None else "normal"
+            t = SequentialTest(params, model, max_deals=20_000, control=lucks is not None)
             while not t.finished:
-                d, c = rng.choice(pairs)
-                t.add(0.5 + (d + shift) / 2, c)
+                if lucks is None:
+                    t.add(rng.choices(xs, weights)[0])
+                else:
+                    i = rng.randrange(len(xs))
+                    t.add(xs[i] - m + target, lucks[i] - mc)
             deals += t.n
             errors += t.verdict == wrong
         out += [deals / runs, errors / runs]
@@ -151,7 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", type=int, default=8, help="rollouts per luck value")
     p.add_argument("--cards", type=int, default=12, help="stock cards valued per draw")
     p.add_argument("--deal-samples", type=int, default=32, help="random deals per deal's expectation")
+    p.add_argument("--save", help="write the deals played to this JSON file")
+    p.add_argument("--load", help="read the deals from this JSON file (of --save) instead of playing them")
     a = p.parse_args(argv)
+    saved: dict[str, list[list[float]]] = json.loads(Path(a.load).read_text()) if a.load else {}
+    played: dict[str, list[list[float]]] = {}
     rules = Rules()
     params = SprtParams(a.elo0, a.elo1, 0.05, 0.05)
     sizes = (a.samples, a.cards, a.deal_samples)
@@ -163,7 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     sims: list[tuple[str, str, tuple[float, float, float, float]]] = []
     rng = random.Random(7)
     for pair in PAIRS:
-        ds, luck_s = deals_of(pair, a.deals, rules, sizes)
+        key = "/".join(pair)
+        if a.load:
+            ds, luck_s = [Deal(*row) for row in saved[key]], float("nan")
+        else:
+            ds, luck_s = deals_of(pair, a.deals, rules, sizes)
+        played[key] = [[d.fresh, d.dup, d.luck] for d in ds]
         fresh = [d.fresh for d in ds]
         dup = [d.dup for d in ds]
         lk = [d.luck for d in ds]
@@ -175,8 +215,13 @@ def main(argv: list[str] | None = None) -> int:
         for way, vals, control in (("fresh", fresh, None), ("duplicate", dup, None), ("dup + luck", dup, lk)):
             sims.append((name, way, sprt_sim(vals, control, params, a.runs, rng)))
         sys.stdout.flush()
+    if a.save:
+        Path(a.save).write_text(json.dumps(played))
     print()
-    print(f"SPRT (normal GSPRT, elo0 {a.elo0:g}, elo1 {a.elo1:g}, alpha = beta = 0.05), {a.runs} simulated tests each")
+    print(
+        f"SPRT as thirtyone sprt runs it (raw: the pentanomial GSPRT; + luck: the normal GSPRT with the luck as "
+        f"control variate), elo0 {a.elo0:g}, elo1 {a.elo1:g}, alpha = beta = 0.05, {a.runs} simulated tests each"
+    )
     head = f"{'pair':<22} {'deals':<11} {'deals H0':>9} {'deals H1':>9} {'wrong H0':>9} {'wrong H1':>9}"
     print(head)
     print("-" * len(head))

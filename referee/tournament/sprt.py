@@ -52,6 +52,15 @@ likely distributions under the two constraints.
   fishtest's regularization plays for the pentanomial). Without it, simulated tests with no
   difference accepted H1 40% of the time; with it, 5.9% (alpha 5%, 800 simulated tests).
 
+**The luck taken out** (``control=True``; ``thirtyone sprt`` by default, docs/analysis.md):
+each deal also brings its luck ``c`` (:mod:`referee.analysis.luck`: NEW's mean luck minus
+OLD's, halved like the score), a number of mean zero whatever the bots do. The test then
+reads ``x - beta c``, with ``beta`` the least-squares slope of ``x`` on ``c`` over the deals so
+far (0 before :data:`CONTROL_AFTER` deals): the mean and the variance of that come from
+running sums of ``x``, ``c``, ``x^2``, ``c^2`` and ``x c``, so a deal still costs the same. The
+scores are no longer five-valued: the model is the normal one. The raw figures are kept
+beside (``SprtResult.extra["luck"]``).
+
 **Estimates** shown alongside: Elo from the mean deal score, its 95% interval from
 ``m +- z sqrt(v/N)`` (``z = norm.ppf(0.975)``) mapped through the same logistic curve, and the
 likelihood of superiority ``LOS = Phi((m - 1/2) / sqrt(v/N))``.

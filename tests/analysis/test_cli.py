@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 import referee.cli.commands  # noqa: F401  (registers the commands)
+from referee.analysis.decisions import analyse_log
 from referee.cli.app import app
 from tests.replay.fixtures import Plan, write_fixture
 
@@ -77,3 +78,16 @@ def test_usage_errors(folder: Path, tmp_path: Path, args: list[str], message: st
     result = runner.invoke(app, ["analyse", *(a.format(**fill) for a in args)])
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output
+
+
+def test_replay_analyse_judges_under_each_step_and_a_seat_sees_only_its_own(folder: Path) -> None:
+    log = folder / "logs" / "r1_t1_g1.jsonl"
+    whole = runner.invoke(app, ["replay", str(log), "--analyse", "--samples", "4"])
+    assert whole.exit_code == 0, whole.output
+    assert "seat's view:" in whole.stdout and "deal's view:" in whole.stdout
+    seat = runner.invoke(app, ["replay", str(log), "--analyse", "--samples", "4", "--seat", "1"])
+    assert seat.exit_code == 0, seat.output
+    assert "deal's view" not in seat.stdout
+    judged = [line for line in seat.stdout.splitlines() if "seat's view:" in line]
+    mine = analyse_log(log, seats=[1], views=["seat"], samples=4).decisions
+    assert len(judged) == len(mine) > 0
