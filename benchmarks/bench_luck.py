@@ -1,7 +1,8 @@
 """Luck benchmark: how much of a pair's score spread the cards explain, and what SPRT saves.
 
-Run ``python benchmarks/bench_luck.py`` (about a minute and a half by default; ``--deals``
-for firmer figures). For each pair of bots (sample bots, and two close versions of one),
+Run ``python benchmarks/bench_luck.py`` (about two minutes by default; ``--deals`` for firmer
+figures). First it times the position evaluator: a match played in-process, every decision
+with a choice judged in both views as ``thirtyone analyse`` judges it. Then, for each pair of bots (sample bots, and two close versions of one),
 at two seats, every deal is played in both seat rotations three ways:
 
 - **fresh**: each rotation on its own deal (two seeds);
@@ -37,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.analysis.decisions import VIEWS, judge_decision
 from referee.analysis.luck import records_luck
 from referee.game import Match, Record, Rules
 from referee.timecontrol import TimeControl
@@ -46,6 +48,7 @@ from referee.wire import MatchInfo
 from sample_bots import load
 from sample_bots.greedy import GreedyBot
 from sdk.bot import Bot, make_bot
+from sdk.evaluate import SAMPLES
 from sdk.view import SeatMemory
 
 
@@ -79,6 +82,31 @@ def play(names: Sequence[str], seed: int, rules: Rules) -> tuple[list[float], li
         m.apply_unchecked(bots[s].act(view))
     placings = m.placings
     return [match_score(placings, s) for s in range(len(names))], m.take_records()
+
+
+def analysis_speed(names: Sequence[str], seed: int, rules: Rules, samples: int) -> tuple[int, float, float]:
+    """One match played in-process, every decision with a choice judged in both views as it
+    is made (what ``thirtyone analyse`` does at each logged decision): the decisions judged,
+    and the seconds per decision and per match."""
+    m = Match(len(names), rules, seed=seed)
+    bots = [make_bot(BOTS[n]) for n in names]
+    memories = [SeatMemory() for _ in bots]
+    tc = TimeControl()
+    for s, b in enumerate(bots):
+        b.on_match_start(MatchInfo(f"bench-{seed}", s, len(names), rules, tc))
+    judged = 0
+    spent = 0.0
+    while not m.over:
+        s = m.current
+        view = memories[s].view(m.observation(s), budget_ms=tc.budget_ms, bank_ms=tc.bank_ms)
+        action = bots[s].act(view)
+        if len(m.legal_actions()) > 1:
+            t0 = time.perf_counter()
+            judge_decision(m, action, VIEWS, samples=samples, seed=seed)
+            spent += time.perf_counter() - t0
+            judged += 1
+        m.apply_unchecked(action)
+    return judged, spent / max(judged, 1), spent
 
 
 @dataclass
@@ -182,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", type=int, default=8, help="rollouts per luck value")
     p.add_argument("--cards", type=int, default=12, help="stock cards valued per draw")
     p.add_argument("--deal-samples", type=int, default=32, help="random deals per deal's expectation")
+    p.add_argument("--analysis-samples", type=int, default=SAMPLES, help="rollouts per action when timing the evaluator")
     p.add_argument("--save", help="write the deals played to this JSON file")
     p.add_argument("--load", help="read the deals from this JSON file (of --save) instead of playing them")
     a = p.parse_args(argv)
@@ -190,6 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     rules = Rules()
     params = SprtParams(a.elo0, a.elo1, 0.05, 0.05)
     sizes = (a.samples, a.cards, a.deal_samples)
+    print(f"Evaluator speed: every decision with a choice judged in both views, {a.analysis_samples} rollouts per action, one core")
+    head = f"{'match':<34} {'decisions':>9} {'ms/decision':>11} {'s/match':>8}"
+    print(head)
+    print("-" * len(head))
+    for names in (("threshold", "greedy"), ("threshold", "greedy", "greedy24", "random")):
+        n, per, total = analysis_speed(names, 7, rules, a.analysis_samples)
+        print(f"{' v '.join(names):<34} {n:9d} {1000 * per:11.1f} {total:8.2f}")
+    print()
     print(f"{a.deals} deals per pair, 2 seats, standard rules; luck: {a.samples} rollouts, {a.cards} cards, {a.deal_samples} deals")
     print()
     head = f"{'pair':<22} {'var fresh':>9} {'var dup':>8} {'dup/fresh':>9} {'var corr':>9} {'corr/fresh':>10} {'beta':>6} {'luck s/match':>12}"

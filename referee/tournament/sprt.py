@@ -58,8 +58,10 @@ OLD's, halved like the score), a number of mean zero whatever the bots do. The t
 reads ``x - beta c``, with ``beta`` the least-squares slope of ``x`` on ``c`` over the deals so
 far (0 before :data:`CONTROL_AFTER` deals): the mean and the variance of that come from
 running sums of ``x``, ``c``, ``x^2``, ``c^2`` and ``x c``, so a deal still costs the same. The
-scores are no longer five-valued: the model is the normal one. The raw figures are kept
-beside (``SprtResult.extra["luck"]``).
+scores are no longer five-valued: the model is the normal one, its variance pulled towards
+1/16 by sixteen pseudo-deals (:data:`CONTROL_VARIANCE_PRIOR`; two let simulated tests on real
+two-seat deals err 9-11% of the time for a nominal 5%). The raw figures are kept beside
+(``SprtResult.extra["luck"]``).
 
 **Estimates** shown alongside: Elo from the mean deal score, its 95% interval from
 ``m +- z sqrt(v/N)`` (``z = norm.ppf(0.975)``) mapped through the same logistic curve, and the
@@ -90,7 +92,12 @@ EMPTY_CELL = 1e-3
 VARIANCE_PRIOR = (2.0, 1.0 / 16.0)
 #: Deals before the control variate's coefficient is estimated (0 until then): with fewer,
 #: the slope fits noise.
-CONTROL_AFTER = 8
+CONTROL_AFTER = 16
+#: The variance prior of a test with the luck taken out: more pseudo-deals than
+#: :data:`VARIANCE_PRIOR`. Its scores are two-seat deals whose sample variance is often far
+#: too small early on; with two pseudo-deals, simulated tests on real deals
+#: (benchmarks/bench_luck.py) gave 9-11% wrong verdicts for a nominal 5%, with sixteen 3.5-5.5%.
+CONTROL_VARIANCE_PRIOR = (16.0, 1.0 / 16.0)
 #: The smallest variance the normal model uses.
 MIN_VARIANCE = 1e-6
 #: Deal scores are clipped this far inside (0, 1) before they become Elo (no infinities).
@@ -167,15 +174,24 @@ def pentanomial_llr(counts: Sequence[float], elo0: float, elo1: float) -> float:
     return n * sum(p * (math.log(a) - math.log(b)) for p, a, b in zip(freqs, t0, t1, strict=True))
 
 
-def normal_llr(n: float, mean: float, variance: float, elo0: float, elo1: float, *, prior: bool = False) -> float:
+def normal_llr(
+    n: float,
+    mean: float,
+    variance: float,
+    elo0: float,
+    elo1: float,
+    *,
+    prior: bool = False,
+    prior_deals: tuple[float, float] = VARIANCE_PRIOR,
+) -> float:
     """The normal approximation of the GSPRT's LLR for ``n`` observations of mean ``mean``
     and variance ``variance``; with ``prior``, the variance is first pulled towards
-    :data:`VARIANCE_PRIOR` (as the test does)."""
+    ``prior_deals`` (pseudo-deals, their variance: :data:`VARIANCE_PRIOR`, as the test does)."""
     if n <= 0:
         return 0.0
     s0, s1 = score_of_elo(elo0), score_of_elo(elo1)
     if prior:
-        k, v0 = VARIANCE_PRIOR
+        k, v0 = prior_deals
         variance = (n * variance + k * v0) / (n + k)
     v = max(variance, MIN_VARIANCE)
     return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * v)
@@ -403,7 +419,8 @@ class SequentialTest:
         if self.model == "pentanomial":
             self.llr = pentanomial_llr(self.counts, p.elo0, p.elo1)
         else:
-            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1, prior=True)
+            pseudo = CONTROL_VARIANCE_PRIOR if self.control else VARIANCE_PRIOR
+            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1, prior=True, prior_deals=pseudo)
         if self.llr >= self.upper:
             self.verdict = "H1"
         elif self.llr <= self.lower:

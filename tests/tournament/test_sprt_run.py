@@ -301,7 +301,7 @@ def test_a_short_test_stops_at_its_deal_limit(tmp_path: Path) -> None:
     # The luck is taken out by default: the normal model, each match's luck kept once.
     assert data["model"] == "normal" and data["pentanomial"] is None
     luck = data["luck"]
-    assert isinstance(luck, dict) and luck["beta"] == 0 and luck["raw_score"] == data["score"]  # beta from deal 8 on
+    assert isinstance(luck, dict) and luck["beta"] == 0 and luck["raw_score"] == data["score"]  # beta from deal 16 on
     kept = [json.loads(line) for line in (tmp_path / "t" / LUCK_FILE).read_text().splitlines()]
     assert sorted(k["key"] for k in kept) == keys and all(len(k["luck"]) == 2 for k in kept)
     assert any(v != 0 for k in kept for v in k["luck"])
