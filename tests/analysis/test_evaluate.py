@@ -153,3 +153,16 @@ def test_analyse_log_judges_every_decision_with_a_choice(tmp_path: Path) -> None
     mine = [d.judged["seat"] for d in a.decisions if d.seat == 1]
     assert [d.judged["seat"] for d in only.decisions] == mine
     assert DRAW_STOCK in {d.taken for d in a.decisions}
+
+
+def test_every_variants_log_is_analysed(tmp_path: Path) -> None:
+    from tests.replay.fixtures import write_all
+
+    for name, log in write_all(tmp_path, variants=True).items():
+        a = analyse_log(log, samples=3)
+        assert a.decisions, name
+        assert a.notes == () or all("diverges" not in n for n in a.notes), (name, a.notes)
+        assert a.unit == ("chips" if a.rules.scoring == "pot" else "lives")
+        for d in a.decisions:
+            for j in d.judged.values():
+                assert j.loss >= 0 and j.values.of(d.taken) is not None
