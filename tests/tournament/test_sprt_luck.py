@@ -77,3 +77,20 @@ def test_a_deals_luck_is_half_the_difference_of_new_and_old() -> None:
     matches = [(("new", "old"), (0.5, -0.25)), (("old", "new"), (1.0, 0.0))]
     # NEW: mean of 0.5 and 0.0; OLD: mean of -0.25 and 1.0.
     assert deal_luck("new", "old", matches) == pytest.approx((0.25 - 0.375) / 2)
+
+
+def test_the_live_view_says_the_luck_is_taken_out_and_shows_the_raw_elo_on_request() -> None:
+    from rich.console import Console
+
+    from referee.cli.sprt import render
+
+    t = SequentialTest(SprtParams(0, 40), "normal", control=True)
+    for x, c in _deals(CONTROL_AFTER + 4, 5, 0.55):
+        t.add(x, c)
+    r = t.result(max_deals=100, matches=2 * t.n, matches_stored=2 * t.n)
+    for raw in (False, True):
+        console = Console(record=True, width=160)
+        console.print(render(r, "new", "old", raw=raw))
+        text = console.export_text()
+        assert "taken out: variance x" in text
+        assert ("raw Elo" in text) is raw
