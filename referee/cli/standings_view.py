@@ -28,9 +28,11 @@ def standings_rows(st: Standings) -> list[dict[str, Any]]:
             {
                 "rank": rank,
                 "bot": b.name,
-                "rating_mu": round(b.mu, 3),
-                "rating_sigma": round(b.sigma, 3),
-                "rating_ordinal": round(b.ordinal, 3),
+                # The official rating and its 95% interval (None before a bot's first match).
+                "rating": round(b.rating, 1) if b.rated else None,
+                "rating_low95": round(b.rating_low, 1) if b.rated else None,
+                "rating_high95": round(b.rating_high, 1) if b.rated else None,
+                "rating_se": round(b.rating_se, 2) if b.rated else None,
                 "matches": b.matches,
                 "wins": b.wins,
                 "win_rate": round(b.win_rate, 4),
@@ -108,7 +110,8 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     elif st.scheduled is not None:  # unknown for loose results: nothing to promise
         caption.append(" · seed hidden until every scheduled match is played")
     caption.append(
-        "\nμ±σ: openskill rating · n: matches · place: mean placing · "  # noqa: RUF001
+        "\nrating (95% CI): Plackett-Luce fit of all placings, 1500 = the field's average, +400 = odds of 10 to 1 "
+        "of placing above · n: matches · place: mean placing · "
         + ("chips/m: mean net chips per match · " if st.pot else "lives/rd: lives lost per round · ")
         + "T/C/I/M/S/L: timeouts/crashes/illegal/malformed/failed starts/late faults (strict) · "
         + "late: answers past the budget and bank, inside the grace"
@@ -120,7 +123,7 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     t = Table(title=title, caption=caption, caption_justify="left")
     t.add_column("#", justify="right")
     t.add_column("bot", style="bold", no_wrap=True)
-    t.add_column("μ±σ", justify="right", no_wrap=True)  # noqa: RUF001
+    t.add_column("rating (95% CI)", justify="right", no_wrap=True)
     t.add_column("n", justify="right")
     t.add_column("win (95% CI)", justify="right", no_wrap=True)
     t.add_column("place", justify="right")
@@ -136,7 +139,7 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
         t.add_row(
             str(rank),
             Text(b.name) + Text(" DQ", style="bold red") if b.disqualified is not None else Text(b.name),
-            f"{b.mu:.1f}±{b.sigma:.1f}",
+            f"{b.rating:.0f} ({b.rating_low:.0f}–{b.rating_high:.0f})" if b.rated else "–",  # noqa: RUF001
             str(b.matches),
             f"{b.win_rate:.0%} ({b.win_low:.0%}–{b.win_high:.0%})" if b.matches else "–",  # noqa: RUF001
             f"{b.mean_placing:.2f}" if b.matches else "–",  # noqa: RUF001

@@ -37,11 +37,11 @@ def live_update(ratings: Sequence[tuple[float, float]], placings: Sequence[int])
 def refit(rows: Sequence[tuple[str, tuple[int, ...], dict[str, Any]]]) -> dict[int, Official]:
     """The official figures of every version that played, from all finished matches."""
     match_rows = [
-        MatchRow(key, "", 0, 0, 0, tuple(str(v) for v in seats), result, "", "", 0.0) for key, seats, result in rows
+        MatchRow(key, key, 0, 0, 0, tuple(str(v) for v in seats), result, "", "", 0.0) for key, seats, result in rows
     ]
     standings = compute_standings(match_rows)
     return {
-        int(b.name): Official(b.mu, b.sigma, b.matches, b.wins, b.win_low, b.win_high, {k: v for k, v in b.faults.items() if v})
+        int(b.name): Official(b.rating, b.rating_se, b.matches, b.wins, b.win_low, b.win_high, {k: v for k, v in b.faults.items() if v})
         for b in standings.bots
     }
 

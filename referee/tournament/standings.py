@@ -1,19 +1,18 @@
-"""Standings from finished matches: ratings with uncertainty, win rates with intervals.
+"""Standings from finished matches: ratings with intervals, win rates with intervals.
 
-Ratings come from openskill's Plackett-Luce model over each match's placings, averaged over
-a few fixed orders of the matches (see :func:`_ratings`), so the same set of results gives
-the same ratings whatever order the matches finished in. Win-rate intervals are Wilson score intervals from SciPy.
+The rating is :mod:`referee.ratings`' batch fit of the Plackett-Luce model over every match's
+placings, with a 95% interval that treats the rotations of one deal as one draw of the cards
+(they deal the same cards). It does not depend on the order the matches finished in. Win rates
+and their Wilson score intervals (SciPy) come from the same matches as the rating beside them.
 """
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from openskill.models import PlackettLuce
-
+from referee.ratings import BASE, Outcome, fit
 from referee.text import plural
 from referee.tournament.schedule import DealProgress, schedule_for
 from referee.tournament.store import MatchRow, TournamentStore
@@ -42,8 +41,13 @@ class BotStanding:
     #: Answers past the budget that the bank did not cover, inside the grace (a match's
     #: ``late`` count), whatever the fault policy.
     late: int = 0
-    mu: float = 0.0
-    sigma: float = 0.0
+    #: The official rating (:mod:`referee.ratings`: 1500 is the field's average, 400 points
+    #: are odds of 10 to 1 of placing above the other), and its 95% interval and standard
+    #: error; meaningless while ``matches`` is 0.
+    rating: float = BASE
+    rating_low: float = BASE
+    rating_high: float = BASE
+    rating_se: float = 0.0
     win_low: float = 0.0
     win_high: float = 0.0
     #: Why the bot was disqualified; None if it was not.
@@ -53,9 +57,9 @@ class BotStanding:
     chips: int = 0
 
     @property
-    def ordinal(self) -> float:
-        """Conservative rating: mu - 3 sigma (what the table sorts by)."""
-        return self.mu - 3 * self.sigma
+    def rated(self) -> bool:
+        """Whether any match informs the rating."""
+        return self.matches > 0
 
     @property
     def win_rate(self) -> float:
@@ -138,32 +142,14 @@ class Standings:
         return f"incomplete: {self.played} of {plural(self.scheduled, 'match', 'matches')} played"
 
 
-#: Rating passes over the matches in different (fixed, seeded) orders, averaged.
-RATING_PASSES = 8
+def match_cluster(row: MatchRow) -> str:
+    """What a match shares its luck with: its table's deal, whose rotations deal the same cards."""
+    return f"{row.table_key}/{row.deal}"
 
 
-def _ratings(rows: list[MatchRow], names: list[str]) -> dict[str, tuple[float, float]]:
-    """Each bot's (mu, sigma): openskill Plackett-Luce, averaged over several orders.
-
-    Online updates weight recent matches more, so one pass over the same results in another
-    order can swap two bots whose placings say otherwise (seen in a 200-match tournament).
-    The mean over a few orders, seeded so it never changes, is stable and still openskill's.
-    """
-    model = PlackettLuce()
-    total: dict[str, list[float]] = {n: [0.0, 0.0] for n in names}
-    for p in range(RATING_PASSES):
-        order = list(rows)
-        if p:
-            random.Random(p).shuffle(order)
-        ratings = {n: model.rating(name=n) for n in names}
-        for row in order:
-            rated = model.rate([[ratings[n]] for n in row.seats], ranks=[float(x) for x in row.placings])
-            for name, team in zip(row.seats, rated, strict=True):
-                ratings[name] = team[0]
-        for n in names:
-            total[n][0] += float(ratings[n].mu)
-            total[n][1] += float(ratings[n].sigma)
-    return {n: (mu / RATING_PASSES, sigma / RATING_PASSES) for n, (mu, sigma) in total.items()}
+def outcomes(rows: Iterable[MatchRow]) -> list[Outcome[str]]:
+    """The matches as the rating fit takes them."""
+    return [Outcome(tuple(r.seats), tuple(r.placings), match_cluster(r)) for r in rows]
 
 
 def compute_standings(
@@ -221,9 +207,10 @@ def compute_standings(
                     h.worse += 1
     for name, reason in (disqualified or {}).items():
         table.setdefault(name, BotStanding(name)).disqualified = reason
-    ratings = _ratings(rows, list(table))
+    fitted = fit(outcomes(rows), list(table)).ratings
     for name, st in table.items():
-        st.mu, st.sigma = ratings[name]
+        r = fitted[name]
+        st.rating, st.rating_low, st.rating_high, st.rating_se = r.rating, r.low, r.high, r.se
         if st.matches:
             # Imported here: scipy.stats costs over a second, and every command (--help
             # included) imports this module.
@@ -231,43 +218,50 @@ def compute_standings(
 
             ci = binomtest(st.wins, st.matches).proportion_ci(confidence_level=0.95, method="wilson")
             st.win_low, st.win_high = float(ci.low), float(ci.high)
-    ordered = sorted(table.values(), key=lambda b: (-b.ordinal, b.mean_placing, b.name))
+    # Unrated bots last; then the best estimate first (its interval is shown beside it).
+    ordered = sorted(table.values(), key=lambda b: (not b.rated, -b.rating, b.mean_placing, b.name))
     return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed, pot=pot)
 
 
 @dataclass(frozen=True, slots=True)
 class RatingPoint:
-    """A bot's rating after one of its matches: the match's number in the order (from 1)."""
+    """A bot's rating as the fit over the first ``match`` matches gives it, with its interval."""
 
     match: int
-    mu: float
-    sigma: float
+    rating: float
+    low: float
+    high: float
+
+
+#: Points of a rating history at most: each is a fit over the matches so far.
+HISTORY_FITS = 24
 
 
 def rating_history(
     rows: Iterable[MatchRow], names: Iterable[str] = (), order: Sequence[str] | None = None
 ) -> dict[str, list[RatingPoint]]:
-    """Each bot's rating after each match it played, the matches taken in ``order``.
+    """Each bot's rating as it stood after the first n matches, at up to :data:`HISTORY_FITS`
+    evenly spaced n, the matches taken in ``order``.
 
     ``order`` lists match keys (the schedule's order); rows not in it come after, by key.
-    Without it the key order is used. The model is the standings' (openskill Plackett-Luce
-    over the placings) in one pass, so the last point is that pass's rating; the standings
-    average several orders (:data:`RATING_PASSES`), and may differ from it by a little.
-    Every bot starts with a point at match 0 (the model's prior). Pure.
+    Without it the key order is used. Each point is the official fit over the matches up to it,
+    so the last point is the standings' rating. A bot's first point is at its first match.
+    Pure.
     """
     rank = {k: i for i, k in enumerate(order or ())}
     ordered = sorted(rows, key=lambda r: (rank.get(r.key, len(rank)), r.key))
-    model = PlackettLuce()
-    ratings = {n: model.rating(name=n) for n in names}
+    history: dict[str, list[RatingPoint]] = {n: [] for n in names}
     for row in ordered:
         for n in row.seats:
-            ratings.setdefault(n, model.rating(name=n))
-    history = {n: [RatingPoint(0, float(r.mu), float(r.sigma))] for n, r in ratings.items()}
-    for i, row in enumerate(ordered, 1):
-        rated = model.rate([[ratings[n]] for n in row.seats], ranks=[float(x) for x in row.placings])
-        for name, team in zip(row.seats, rated, strict=True):
-            ratings[name] = team[0]
-            history[name].append(RatingPoint(i, float(team[0].mu), float(team[0].sigma)))
+            history.setdefault(n, [])
+    total = len(ordered)
+    if not total:
+        return history
+    ends = sorted({max(1, round(total * i / HISTORY_FITS)) for i in range(1, HISTORY_FITS + 1)})
+    played = outcomes(ordered)
+    for end in ends:
+        for name, r in fit(played[:end]).ratings.items():
+            history[name].append(RatingPoint(end, r.rating, r.low, r.high))
     return history
 
 

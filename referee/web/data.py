@@ -131,11 +131,12 @@ def _thin(points: list[RatingPoint]) -> list[list[float]]:
     if len(points) > HISTORY_POINTS:
         step = (len(points) - 1) / (HISTORY_POINTS - 1)
         points = [points[round(i * step)] for i in range(HISTORY_POINTS)]
-    return [[p.match, round(p.mu, 3), round(p.sigma, 3)] for p in points]
+    return [[p.match, round(p.rating, 1), round(p.low, 1), round(p.high, 1)] for p in points]
 
 
 def history_json(history: dict[str, list[RatingPoint]]) -> dict[str, Any]:
-    """The rating history for the plot: per bot, ``[match, mu, sigma]`` points."""
+    """The rating history for the plot: per bot, ``[match, rating, low, high]`` points (the fit
+    over the first ``match`` matches, and its 95% interval)."""
     total = max((p.match for pts in history.values() for p in pts), default=0)
     return {"matches": total, "bots": {name: _thin(pts) for name, pts in sorted(history.items())}}
 

@@ -20,7 +20,7 @@ from referee.tournament.store import TournamentStore
 from .conftest import SAMPLES, SANDBOX, SDK_BOT, fails, flat, ok, stored_matches
 
 CSV_HEADER = (
-    "rank,bot,rating_mu,rating_sigma,rating_ordinal,matches,wins,win_rate,win_rate_low95,win_rate_high95,"
+    "rank,bot,rating,rating_low95,rating_high95,rating_se,matches,wins,win_rate,win_rate_low95,win_rate_high95,"
     "mean_placing,lives_lost_per_round,rounds,forfeits,faults_timeout,faults_crash,faults_illegal,faults_malformed,faults_start,"
     "faults_late,late_answers,"
     "disqualified,tournament_played,tournament_scheduled"
@@ -41,8 +41,8 @@ def check_standings(folder: Path, data: dict[str, Any], names: set[str], per_bot
     rows = {r["bot"]: r for r in data["standings"]}
     assert set(rows) == names
     assert [r["rank"] for r in data["standings"]] == list(range(1, len(names) + 1))
-    ordinals = [r["rating_ordinal"] for r in data["standings"]]
-    assert ordinals == sorted(ordinals, reverse=True)
+    ratings = [r["rating"] for r in data["standings"]]
+    assert ratings == sorted(ratings, reverse=True)
     matches = stored_matches(folder)
     assert len(matches) == total
     for name, r in rows.items():
@@ -57,8 +57,8 @@ def check_standings(folder: Path, data: dict[str, Any], names: set[str], per_bot
         assert r["win_rate_low95"] == pytest.approx(low, abs=1e-4)
         assert r["win_rate_high95"] == pytest.approx(high, abs=1e-4)
         assert 0 <= r["win_rate_low95"] <= r["win_rate"] <= r["win_rate_high95"] <= 1
-        assert r["rating_ordinal"] == pytest.approx(r["rating_mu"] - 3 * r["rating_sigma"], abs=2e-3)
-        assert r["rating_sigma"] > 0
+        assert r["rating_low95"] < r["rating"] < r["rating_high95"]
+        assert r["rating_se"] > 0
         assert r["faults_timeout"] == r["faults_crash"] == r["faults_illegal"] == r["faults_malformed"] == 0
     # Every match has a winner (placing 1), so the wins add up to at least the matches.
     assert sum(r["wins"] for r in rows.values()) >= total

@@ -39,8 +39,8 @@ def test_a_bicycle_tournament_shows_mean_net_chips(tmp_path: Path) -> None:
     for name, won in chips.items():
         assert rows[name]["matches"] == 3
         assert rows[name]["mean_net_chips"] == pytest.approx(sum(won) / 3, abs=1e-3)
-    ordinals = [r["rating_ordinal"] for r in data["standings"]]
-    assert ordinals == sorted(ordinals, reverse=True)  # ranked by placings, as under lives
+    ratings = [r["rating"] for r in data["standings"]]
+    assert ratings == sorted(ratings, reverse=True)  # ranked by placings, as under lives
 
     table = flat(ok("standings", folder).stdout)
     assert "chips/m" in table and "mean net chips per match" in table and "lives/rd" not in table

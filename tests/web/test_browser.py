@@ -97,9 +97,11 @@ def test_the_standings_page_shows_every_bot_with_the_numbers_of_standings_json(p
     for r in rows:
         tr = pg.locator(f"#standings tbody tr[data-bot='{r['bot']}']")
         cell = tr.locator("[data-field=rating]")
-        assert float(cell.get_attribute("data-mu") or "nan") == r["rating_mu"]
-        assert float(cell.get_attribute("data-sigma") or "nan") == r["rating_sigma"]
-        assert cell.inner_text() == f"{r['rating_mu']:.2f} ± {r['rating_sigma']:.2f}"
+        assert float(cell.get_attribute("data-rating") or "nan") == r["rating"]
+        assert float(cell.get_attribute("data-low") or "nan") == r["rating_low95"]
+        assert float(cell.get_attribute("data-high") or "nan") == r["rating_high95"]
+        assert cell.inner_text() == f"{r['rating']:.0f}"
+        assert tr.locator("[data-field=rating_ci]").inner_text() == f"{r['rating_low95']:.0f}–{r['rating_high95']:.0f}"  # noqa: RUF001
         win = tr.locator("[data-field=win_rate]")
         assert float(win.get_attribute("data-rate") or "nan") == r["win_rate"]
         assert float(win.get_attribute("data-low") or "nan") == r["win_rate_low95"]
@@ -137,8 +139,8 @@ def test_the_standings_follow_a_run_as_it_commits_matches(page: Any, serve: Any,
     conn.executemany("INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", held)
     conn.close()
     pg.wait_for_selector("#progress:has-text('Complete')", timeout=15_000)
-    want = {r["bot"]: r["rating_mu"] for r in played.standings["standings"]}
-    got = {b: float(pg.locator(f"#standings tr[data-bot='{b}'] [data-field=rating]").get_attribute("data-mu") or "nan") for b in want}
+    want = {r["bot"]: r["rating"] for r in played.standings["standings"]}
+    got = {b: float(pg.locator(f"#standings tr[data-bot='{b}'] [data-field=rating]").get_attribute("data-rating") or "nan") for b in want}
     assert got == want
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openskill.models import PlackettLuce
 
 from referee.cli.standings_view import standings_json
 from referee.game import Card
 from referee.log import Position, read_log
+from referee.ratings import fit
 from referee.replay.model import ActionStep, build_replay
-from referee.tournament.standings import rating_history
+from referee.tournament.standings import compute_standings, outcomes, rating_history
 from referee.tournament.store import MatchRow, TournamentStore
 from referee.web.data import Page, Source
 from referee.web.replay_json import replay_to_json, step_to_json
@@ -90,21 +90,21 @@ def _row(key: str, seats: tuple[str, ...], placings: list[int]) -> MatchRow:
     return MatchRow(key, "", 0, 0, 1, seats, {"placings": placings}, f"logs/{key}.jsonl", "", 0.0)
 
 
-def test_rating_history_is_one_openskill_pass_in_the_order_given() -> None:
+def test_rating_history_is_the_fit_over_each_prefix_in_the_order_given() -> None:
     rows = [_row("b", ("x", "y"), [1, 2]), _row("a", ("y", "z"), [1, 2]), _row("c", ("x", "z"), [2, 1])]
     history = rating_history(rows, ["x", "y", "z", "idle"], order=["c", "b", "a"])
-    model = PlackettLuce()
-    r = {n: model.rating(name=n) for n in "xyz"}
-    for row in (rows[2], rows[0], rows[1]):
-        rated = model.rate([[r[n]] for n in row.seats], ranks=[float(p) for p in row.placings])
-        for n, team in zip(row.seats, rated, strict=True):
-            r[n] = team[0]
-    for n in "xyz":
-        assert history[n][-1].mu == pytest.approx(r[n].mu) and history[n][-1].sigma == pytest.approx(r[n].sigma)
-        assert len(history[n]) == 3  # the prior, then its two matches
-    assert [p.match for p in history["x"]] == [0, 1, 2]
-    assert [p.match for p in history["z"]] == [0, 1, 3]
-    assert len(history["idle"]) == 1
+    ordered = [rows[2], rows[0], rows[1]]
+    for end in (1, 2, 3):
+        want = fit(outcomes(ordered[:end])).ratings
+        for n, r in want.items():
+            point = next(p for p in history[n] if p.match == end)
+            assert point.rating == pytest.approx(r.rating) and (point.low, point.high) == pytest.approx((r.low, r.high))
+    # A bot's points start at its first match; the last is the standings' rating.
+    assert [p.match for p in history["x"]] == [1, 2, 3]
+    assert [p.match for p in history["y"]] == [2, 3]
+    final = compute_standings(rows)
+    assert {b.name: b.rating for b in final.bots} == pytest.approx({n: pts[-1].rating for n, pts in history.items() if pts})
+    assert history["idle"] == []
 
 
 def test_the_match_list_pages_filters_and_sorts_a_large_store(tmp_path: Path) -> None:

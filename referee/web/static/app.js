@@ -223,15 +223,16 @@
 
     var t = el("table", { cls: "data", id: "standings" },
       el("thead", null, el("tr", null,
-        ["#", "bot", "μ ± σ", "ordinal", "n", "wins", "win rate (95% CI)", "mean place", "lives/round", "timeouts", "crashes", "illegal", "malformed", "failed starts", "forfeits"]
+        ["#", "bot", "rating", "95% CI", "n", "wins", "win rate (95% CI)", "mean place", "lives/round", "timeouts", "crashes", "illegal", "malformed", "failed starts", "forfeits"]
           .map(function (h, i) { return el("th", { cls: i === 1 ? "l" : "" }, h); }))));
     var body = el("tbody");
     st.standings.forEach(function (r) {
       body.appendChild(el("tr", { "data-bot": r.bot },
         el("td", { "data-field": "rank" }, String(r.rank)),
         el("td", { cls: "l", "data-field": "bot" }, r.bot, r.disqualified ? el("span", { cls: "bad" }, " DQ") : null),
-        el("td", { "data-field": "rating", "data-mu": r.rating_mu, "data-sigma": r.rating_sigma }, fix(r.rating_mu, 2) + " ± " + fix(r.rating_sigma, 2)),
-        el("td", { "data-field": "ordinal" }, fix(r.rating_ordinal, 2)),
+        el("td", { "data-field": "rating", "data-rating": r.rating, "data-low": r.rating_low95, "data-high": r.rating_high95 },
+          r.rating === null ? "–" : fix(r.rating, 0)),
+        el("td", { "data-field": "rating_ci" }, r.rating === null ? "–" : fix(r.rating_low95, 0) + "–" + fix(r.rating_high95, 0)),
         el("td", { "data-field": "matches" }, String(r.matches)),
         el("td", { "data-field": "wins" }, String(r.wins)),
         el("td", { "data-field": "win_rate", "data-rate": r.win_rate, "data-low": r.win_rate_low95, "data-high": r.win_rate_high95 },
@@ -249,7 +250,8 @@
     var plots = el("div", { cls: "plots" }, ratingPlot(st.history, names, colors), winPlot(st, colors));
 
     setChildren(app, el("h2", null, "Standings"), head, t,
-      el("p", { cls: "muted" }, "μ ± σ: openskill (Plackett-Luce) rating; ordinal μ − 3σ orders the table; win rate interval: Wilson 95%."),
+      el("p", { cls: "muted" }, "Rating: the Plackett-Luce model fitted to every match's placings; 1500 is the field's average and 400 points are odds of 10 to 1 of placing above the other. " +
+        "95% CI: its interval, counting the rotations of a deal as one draw of the cards. Win rate interval: Wilson 95%, from the same matches."),
       el("h2", null, "Rating progress and win rates"), plots,
       el("h2", null, "Head to head"), h2hTable(st, names),
       el("p", { cls: "muted" }, "Share of the matches both played in which the row's bot placed above the column's (ties count half)."));
@@ -267,8 +269,10 @@
     var bots = (history && history.bots) || {};
     var maxX = Math.max(1, (history && history.matches) || 1);
     var lo = Infinity, hi = -Infinity;
-    names.forEach(function (n) { (bots[n] || []).forEach(function (p) { lo = Math.min(lo, p[1] - p[2]); hi = Math.max(hi, p[1] + p[2]); }); });
-    if (!isFinite(lo)) { lo = 0; hi = 50; }
+    // Points are [match, rating, low, high]; the band is the interval, clipped to a sane
+    // range (a bot's first fit, on a match or two, has an interval as wide as the prior's).
+    names.forEach(function (n) { (bots[n] || []).forEach(function (p) { lo = Math.min(lo, Math.max(p[2], p[1] - 600)); hi = Math.max(hi, Math.min(p[3], p[1] + 600)); }); });
+    if (!isFinite(lo)) { lo = 1400; hi = 1600; }
     if (hi - lo < 1) { hi += 0.5; lo -= 0.5; }
     function X(m) { return L + (W - L - R) * m / maxX; }
     function Y(v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); }
@@ -276,7 +280,7 @@
     for (var i = 0; i <= 5; i++) {
       var v = lo + (hi - lo) * i / 5, y = Y(v);
       s.appendChild(svg("line", { x1: L, x2: W - R, y1: y, y2: y, stroke: "#e4e1d8" }));
-      s.appendChild(svg("text", { x: L - 4, y: y + 4, "text-anchor": "end" }, v.toFixed(1)));
+      s.appendChild(svg("text", { x: L - 4, y: y + 4, "text-anchor": "end" }, v.toFixed(0)));
       var m = Math.round(maxX * i / 5), x = X(m);
       s.appendChild(svg("text", { x: x, y: H - B + 16, "text-anchor": "middle" }, String(m)));
     }
@@ -284,21 +288,16 @@
     names.forEach(function (n) {
       var pts = bots[n] || [];
       if (!pts.length) return;
-      // A rating holds until the bot's next match, so it is drawn as steps: a slope from the
-      // prior at match 0 to the bot's first match would read as a trend it never had.
-      var held = [];
-      pts.forEach(function (p, i) {
-        if (i > 0) held.push([p[0], pts[i - 1][1], pts[i - 1][2]]);
-        held.push(p);
-      });
-      var up = held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] + p[2]).toFixed(1); });
-      var down = held.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1] - p[2]).toFixed(1); });
+      function clip(v) { return Math.min(hi, Math.max(lo, v)); }
+      var held = pts;
+      var up = held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(clip(p[3])).toFixed(1); });
+      var down = held.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(clip(p[2])).toFixed(1); });
       s.appendChild(svg("polygon", { points: up.concat(down).join(" "), fill: colors[n], "fill-opacity": "0.13", stroke: "none" }));
       s.appendChild(svg("polyline", { points: held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1); }).join(" "),
         fill: "none", stroke: colors[n], "stroke-width": "2", "data-bot": n }));
     });
-    add(box, [el("div", null, el("strong", null, "Rating μ with its ±σ band"),
-      el("span", { cls: "muted" }, " after each match, one pass in schedule order")), s, legend(names, colors)]);
+    add(box, [el("div", null, el("strong", null, "Rating with its 95% interval"),
+      el("span", { cls: "muted" }, " fitted to the matches played so far, in schedule order")), s, legend(names, colors)]);
     return box;
   }
 
