@@ -6,6 +6,8 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from referee.analysis.decisions import analyse_log, judge, judge_decision
 from referee.game import DECK, DRAW_STOCK, KNOCK, Match, Phase, Pile, Rules, cards, discard
 from referee.game.knowledge import knowledge
@@ -155,6 +157,7 @@ def test_analyse_log_judges_every_decision_with_a_choice(tmp_path: Path) -> None
     assert DRAW_STOCK in {d.taken for d in a.decisions}
 
 
+@pytest.mark.slow
 def test_every_variants_log_is_analysed(tmp_path: Path) -> None:
     from tests.replay.fixtures import write_all
 
