@@ -43,6 +43,7 @@ from referee.game.position import position_of
 from referee.log import LogWatcher, MatchLog, read_log, walk_log
 from referee.log import Position as LogLine
 from sdk.evaluate import REFERENCE_POLICY, SAMPLES, DecisionValues, View, derive_seed, evaluate
+from sdk.sampler import SamplerError
 
 #: A choice costing at least this many lives (playing for lives) is a mistake...
 MISTAKE = 0.1
@@ -248,7 +249,12 @@ def judge_decision(
     n = m.players
     for v in views:
         source = m.observation(s) if v == "seat" else position_of(m)
-        values = evaluate(source, samples=samples, seed=dseed)
+        try:
+            values = evaluate(source, samples=samples, seed=dseed)
+        except SamplerError:
+            # An observation the sampler cannot deal (none is known): this view is left out
+            # of this decision rather than the whole analysis lost.
+            continue
         out[v] = judge(values, taken, m.phase, m.rules, n)
     return out
 
@@ -305,6 +311,9 @@ def analyse_log(
     w = _Watcher(seats, vs, samples, seed)
     walk = walk_log(parsed, w)
     notes = list(walk.notes)
+    missing = sum(1 for d in w.decisions if set(d.judged) != set(vs))
+    if missing:
+        notes.append(f"{missing} decision(s) could not be valued in every view asked for")
     if walk.divergence is not None:
         notes.append(f"the log diverges from the game model at {walk.divergence}: analysed up to there")
     labels = tuple(si.label or si.identity.name for si in h.seats)

@@ -153,8 +153,8 @@ def _print_decisions(a: MatchAnalysis, flagged: bool) -> None:
         t.add_column(f"flag ({v})")
     rows = 0
     for d in a.decisions:
-        js = [d.judged[v] for v in a.views]
-        if flagged and not any(j.flag for j in js):
+        js = [d.judged.get(v) for v in a.views]
+        if flagged and not any(j is not None and j.flag for j in js):
             continue
         rows += 1
         cells: list[Text] = [
@@ -163,6 +163,9 @@ def _print_decisions(a: MatchAnalysis, flagged: bool) -> None:
             Text(str(d.taken) + (" (referee)" if d.by_referee else "")),
         ]
         for j in js:
+            if j is None:  # not valued in this view (see the notes)
+                cells += [Text("-", style="dim"), Text(""), Text("")]
+                continue
             same = j.loss == 0
             cells.append(Text("=" if same else str(j.best), style="dim" if same else ""))
             cells.append(Text("" if same else f"{j.loss:.2f} ± {j.se:.2f}"))
