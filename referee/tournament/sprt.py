@@ -58,7 +58,7 @@ OLD's, halved like the score), a number of mean zero whatever the bots do. The t
 reads ``x - beta c``, with ``beta`` the least-squares slope of ``x`` on ``c`` over the deals so
 far (0 before :data:`CONTROL_AFTER` deals): the mean and the variance of that come from
 running sums of ``x``, ``c``, ``x^2``, ``c^2`` and ``x c``, so a deal still costs the same. The
-scores are no longer five-valued: the model is the normal one, its variance pulled towards
+scores are no longer five-valued: the model is the normal one, at two seats its variance pulled towards
 1/16 by sixteen pseudo-deals (:data:`CONTROL_VARIANCE_PRIOR`; two let simulated tests on real
 two-seat deals err 9-11% of the time for a nominal 5%). The raw figures are kept beside
 (``SprtResult.extra["luck"]``).
@@ -93,10 +93,12 @@ VARIANCE_PRIOR = (2.0, 1.0 / 16.0)
 #: Deals before the control variate's coefficient is estimated (0 until then): with fewer,
 #: the slope fits noise.
 CONTROL_AFTER = 16
-#: The variance prior of a test with the luck taken out: more pseudo-deals than
+#: The variance prior of a two-seat test with the luck taken out: more pseudo-deals than
 #: :data:`VARIANCE_PRIOR`. Its scores are two-seat deals whose sample variance is often far
 #: too small early on; with two pseudo-deals, simulated tests on real deals
-#: (benchmarks/bench_luck.py) gave 9-11% wrong verdicts for a nominal 5%, with sixteen 3.5-5.5%.
+#: (benchmarks/bench_luck.py) gave 9-11% wrong verdicts for a nominal 5%, with sixteen
+#: 3.3-6.2%. (At larger tables the scores take many values and vary less: their test keeps
+#: :data:`VARIANCE_PRIOR`, which sixteen pseudo-deals of 1/16 would slow down.)
 CONTROL_VARIANCE_PRIOR = (16.0, 1.0 / 16.0)
 #: The smallest variance the normal model uses.
 MIN_VARIANCE = 1e-6
@@ -309,7 +311,15 @@ class SequentialTest:
     ``max_deals`` ends the test undecided when it is reached without a verdict.
     """
 
-    def __init__(self, params: SprtParams, model: Model, max_deals: int | None = None, *, control: bool = False) -> None:
+    def __init__(
+        self,
+        params: SprtParams,
+        model: Model,
+        max_deals: int | None = None,
+        *,
+        control: bool = False,
+        prior: tuple[float, float] | None = None,
+    ) -> None:
         if model not in ("pentanomial", "normal"):
             raise SprtError(f"model must be 'pentanomial' or 'normal', got {shown(model)}")
         if control and model != "normal":
@@ -319,6 +329,9 @@ class SequentialTest:
         self.max_deals = max_deals
         #: Each deal comes with a control variate (its luck, mean zero): see :meth:`add`.
         self.control = control
+        #: The normal model's variance prior (pseudo-deals, their variance): by default
+        #: :data:`CONTROL_VARIANCE_PRIOR` with a control, else :data:`VARIANCE_PRIOR`.
+        self.prior = prior if prior is not None else CONTROL_VARIANCE_PRIOR if control else VARIANCE_PRIOR
         self.lower, self.upper = params.bounds
         self.n = 0
         self._sum = 0.0
@@ -419,8 +432,7 @@ class SequentialTest:
         if self.model == "pentanomial":
             self.llr = pentanomial_llr(self.counts, p.elo0, p.elo1)
         else:
-            pseudo = CONTROL_VARIANCE_PRIOR if self.control else VARIANCE_PRIOR
-            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1, prior=True, prior_deals=pseudo)
+            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1, prior=True, prior_deals=self.prior)
         if self.llr >= self.upper:
             self.verdict = "H1"
         elif self.llr <= self.lower:

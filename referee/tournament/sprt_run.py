@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from referee.tournament.runner import RunReport, TaskResult, log_name, run_pending
 from referee.tournament.schedule import ScheduledMatch, build_sprt_schedule
 from referee.tournament.settings import TournamentSettings
-from referee.tournament.sprt import Model, SequentialTest, SprtParams, SprtResult
+from referee.tournament.sprt import VARIANCE_PRIOR, Model, SequentialTest, SprtParams, SprtResult
 from referee.tournament.store import TournamentStore
 
 if TYPE_CHECKING:
@@ -86,7 +86,9 @@ class SprtMonitor:
         self.seed = settings.seed
         self.folder = folder
         model: Model = "normal" if s.field or s.luck else "pentanomial"
-        self.test = SequentialTest(params, model, max_deals=settings.games, control=s.luck)
+        # The two-seat prior of a test with a control is for two-seat deals (see sprt.py).
+        prior = VARIANCE_PRIOR if s.field else None
+        self.test = SequentialTest(params, model, max_deals=settings.games, control=s.luck, prior=prior)
         # Built at the first match: the analysis imports the SDK's rollouts.
         self._lucks: LuckCache | None = None
         schedule = build_sprt_schedule(s.new, s.old, s.field, settings.games, settings.seed)
