@@ -24,6 +24,7 @@ SMALL: dict[str, tuple[list[str], str]] = {
     "bench_transport.py": (["-n", "50", "--warmup", "5"], "grpc"),
     "bench_sprt.py": (["--deals", "2", "--reps", "20"], "LLR"),
     "bench_burner.py": (["--burners", "1", "--matches", "1", "--reps", "1"], "burner"),
+    "bench_luck.py": (["--deals", "3", "--runs", "5", "--samples", "2", "--cards", "2", "--deal-samples", "2", "--analysis-samples", "2"], "dup/fresh"),
 }
 
 

@@ -462,6 +462,10 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.page.wait_for_selector(".felt")
     assert ann.page.get_attribute("#source", "href") == f"/matches/{key}"
     ann.shot("replay")
+    # Each decision judged beside its step, on request (docs/analysis.md).
+    ann.page.click("#analysis-link")
+    ann.page.wait_for_selector("#analysis-summary [data-summary]", timeout=120_000)
+    assert ann.page.get_attribute("#analysis-link", "href") == f"/matches/{key}/replay"
     ann.go("/matches")
     ann.page.wait_for_selector("#matches")
     ann.shot("matches")
