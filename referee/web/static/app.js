@@ -289,7 +289,13 @@
       var pts = bots[n] || [];
       if (!pts.length) return;
       function clip(v) { return Math.min(hi, Math.max(lo, v)); }
-      var held = pts;
+      // A fit holds until the next one, so it is drawn as steps: a slope between two fits
+      // would read as a trend between matches that no fit saw.
+      var held = [];
+      pts.forEach(function (p, i) {
+        if (i > 0) held.push([p[0], pts[i - 1][1], pts[i - 1][2], pts[i - 1][3]]);
+        held.push(p);
+      });
       var up = held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(clip(p[3])).toFixed(1); });
       var down = held.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(clip(p[2])).toFixed(1); });
       s.appendChild(svg("polygon", { points: up.concat(down).join(" "), fill: colors[n], "fill-opacity": "0.13", stroke: "none" }));
