@@ -26,6 +26,7 @@ SMALL: dict[str, tuple[list[str], str]] = {
     "bench_burner.py": (["--burners", "1", "--matches", "1", "--reps", "1"], "burner"),
     "bench_ratings.py": (["--versions", "6", "--seeds", "1", "--horizon", "400", "--coverage-boards", "1", "--coverage-matches", "200",
                           "--refit-versions", "20", "--refit-matches", "200", "--choice-reps", "5"], "coverage"),
+    "bench_luck.py": (["--deals", "3", "--runs", "5", "--samples", "2", "--cards", "2", "--deal-samples", "2", "--analysis-samples", "2"], "dup/fresh"),
 }
 
 

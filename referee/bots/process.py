@@ -9,8 +9,9 @@ Each local bot process:
 
 - runs, when the launcher has a :class:`~referee.bots.sandbox.SandboxConfig`, inside a
   bubblewrap sandbox (:mod:`referee.bots.sandbox`): its own namespaces, read-only view of
-  the system and its own files, a private scratch folder, limits, a clean environment, and
-  death with its referee (``--die-with-parent``) that takes every process inside with it;
+  the system and its own files, a private scratch folder, limits, a clean environment, a
+  system-call filter, and an end that takes every process inside with it: SIGKILL to the
+  sandbox's init, which ends its PID namespace (:meth:`LocalBotProcess.end_sandbox`);
 - is told its address in ``THIRTYONE_BOT_ADDRESS`` (a Unix socket in a private temporary
   directory, mode 0700, removed at the end). Sandboxed, the socket's folder is at the same
   path inside, a link into the bot's capped scratch folder, so the bot writes nothing on
@@ -28,7 +29,8 @@ Each local bot process:
   and copies into a file, capped, while asked to (:meth:`LocalBotProcess.keep_output`: a
   tournament keeps each bot's output per match);
 - is registered with the :mod:`watchdog <referee.bots.watchdog>`, a small process that
-  kills the whole group if the referee dies without stopping it (even by SIGKILL).
+  kills the whole group, and the sandbox's init, if the referee dies without stopping it
+  (even by SIGKILL).
 
 Unsandboxed, a bot's children that leave its process group (``setsid``) escape the watchdog;
 sandboxed, they cannot, because the kernel ends a PID namespace's every process with it.
@@ -40,7 +42,8 @@ a lock held by another thread at that moment can deadlock the child); and it doe
 on macOS. (bubblewrap sets it itself, in its own process, for the sandboxed case; so a
 sandboxed bot must be launched from a thread that outlives it, such as the event loop's.)
 
-Stopping sends SIGTERM to the group, waits a short grace, then SIGKILLs what is left.
+Stopping sends SIGTERM to the bot (sandboxed: inside its sandbox), waits a short grace, then
+SIGKILLs what is left: sandboxed, the sandbox's init and cgroup, and the group.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -58,7 +62,7 @@ import subprocess
 import tempfile
 from typing import BinaryIO, Protocol
 
-from referee.bots import watchdog
+from referee.bots import seccomp, watchdog
 from referee.bots.sandbox import (
     ADDRESS_ENV,
     BUSY_WEIGHT,
@@ -244,6 +248,28 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (empty if it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return []
+    return text[text.rfind(")") + 2 :].split()
+
+
+def _parent_of(pid: int) -> int | None:
+    """The parent of ``pid``, or None."""
+    fields = _stat_fields(pid)
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def _start_time(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot: with the pid, names one process for good."""
+    fields = _stat_fields(pid)
+    return int(fields[19]) if len(fields) > 19 else None
+
+
 def describe_exit(code: int) -> str:
     """``exited with code 3`` or ``was killed by SIGKILL``."""
     if code < 0:
@@ -287,6 +313,9 @@ class LocalBotProcess:
         self._socket_id: tuple[int, int] | None = None
         # The read end of bubblewrap's --info-fd pipe (see LocalLauncher.launch).
         self._info_fd: int | None = None
+        # A pidfd of the sandbox's init, and its (pid, start time) as the watchdog knows it.
+        self._init_fd: int | None = None
+        self._watched_init: tuple[int, int] | None = None
         self._tail: _TailProtocol | None = None
         self._transport: asyncio.ReadTransport | None = None
         self._stopped = False
@@ -482,9 +511,62 @@ class LocalBotProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._pgid, sig)
 
-    async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """SIGTERM the bot's group, wait up to ``grace_s``, SIGKILL what is left; idempotent.
+    def hold_init(self, pid: int) -> None:
+        """Take ``pid`` (bubblewrap's report) as the sandbox's init: hold a pidfd of it, so
+        that :meth:`end_sandbox` signals that process and no other whatever became of its
+        pid, and tell the watchdog (which ends it if the referee dies first)."""
+        self.sandbox_pid = pid
+        fd: int | None = None
+        with contextlib.suppress(OSError):  # gone already (the bot failed at once), or Linux before 5.3
+            fd = os.pidfd_open(pid)
+        # Our own bubblewrap's child, checked after the pidfd pins the process: not a
+        # process that took a pid freed in between.
+        start = _start_time(pid)
+        if _parent_of(pid) != self._proc.pid or start is None:
+            if fd is not None:
+                os.close(fd)
+            return
+        self._init_fd = fd
+        self._watched_init = (pid, start)
+        watchdog.watch_sandbox(pid, start)
 
+    def end_sandbox(self) -> None:
+        """End the sandbox now: SIGKILL to its init and, with a cgroup, to all in it.
+
+        The end of a PID namespace's init is the end of every process in it: the kernel kills
+        them all, whatever they did to their signals, their session or their parent's death
+        signal. A bot that traced bubblewrap's init and made it forget to die with the outer
+        bubblewrap (or leave the process group the referee signals) is ended all the same.
+        The cgroup catches what the namespace would not: a sandbox whose init is not known yet.
+        """
+        if self._init_fd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
+        elif self._watched_init is not None:
+            # No pidfd (Linux before 5.3): the pid, if it still names the process that
+            # started then (the pid with its start time names one process for good).
+            pid, start = self._watched_init
+            if _start_time(pid) == start:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        if self._cgroup is not None:
+            self._cgroup.kill()
+
+    def _init_alive(self) -> bool:
+        """Whether the sandbox's init still runs (its pidfd is readable once it has exited)."""
+        if self._init_fd is not None:
+            return not select.select([self._init_fd], [], [], 0)[0]
+        if self._watched_init is not None:
+            pid, start = self._watched_init
+            fields = _stat_fields(pid)
+            return len(fields) > 19 and fields[19] == str(start) and fields[0] != "Z"
+        return False
+
+    async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """SIGTERM the bot, wait up to ``grace_s``, SIGKILL what is left; idempotent.
+
+        Sandboxed, what is left is ended through the sandbox's init and cgroup
+        (:meth:`end_sandbox`), not only through the process group the referee started.
         Also removes the private temporary directory (and with it the socket).
         """
         if self._stopped:
@@ -502,6 +584,13 @@ class LocalBotProcess:
             if self.sandbox is not None and self._proc.poll() is None and self._terminate_inside():
                 while self._proc.poll() is None and loop.time() < deadline:
                     await asyncio.sleep(0.01)
+            if self.sandbox is not None:
+                # The bot had its grace: whatever is left ends now, with its PID namespace.
+                self.end_sandbox()
+                self._signal_group(signal.SIGKILL)
+                deadline = loop.time() + 5.0
+                while (self._proc.poll() is None or self._init_alive()) and loop.time() < deadline:
+                    await asyncio.sleep(0.01)
             self._signal_group(signal.SIGTERM)
             # poll() reaps the leader once it exits; the group lives on while any member does.
             while (self._proc.poll() is None or self._group_alive()) and loop.time() < deadline:
@@ -516,7 +605,13 @@ class LocalBotProcess:
                 self._proc.kill()
                 self._proc.wait()
             watchdog.unwatch(self._pgid)
+            if self._watched_init is not None:
+                watchdog.unwatch_sandbox(*self._watched_init)
+            if self._init_fd is not None:
+                os.close(self._init_fd)
+                self._init_fd = None
             if self._cgroup is not None:
+                self._cgroup.kill()
                 self._cgroup.remove()
             await self.output_closed(0.2)
             if self._transport is not None:
@@ -563,8 +658,9 @@ class LocalBotProcess:
         return True
 
     def kill_now(self) -> None:
-        """SIGKILL the bot's group at once, without waiting (for emergencies and atexit)."""
+        """SIGKILL the bot's group and sandbox at once, without waiting (for emergencies and atexit)."""
         if not self._stopped:
+            self.end_sandbox()
             self._signal_group(signal.SIGKILL)
 
 
@@ -663,7 +759,7 @@ class LocalLauncher:
         play_path = os.path.join(socket_dir, PLAY_SOCKET_NAME) if over_socket else None
         told = {PLAY_SOCKET_ENV: play_path} if play_path is not None else {}
         cgroup: BotCgroup | None = None
-        info_r = info_w = -1
+        info_r = info_w = filter_r = -1
         if self.sandbox is None:
             os.mkdir(socket_dir, 0o700)
             argv, cwd = list(spec.argv), spec.cwd
@@ -688,10 +784,12 @@ class LocalLauncher:
                 )
             info_r, info_w = os.pipe()
             try:
-                argv = self._sandboxed(spec, work, folders, socket_dir, status.bwrap, address, info_w, told)
-            except SandboxError as e:
-                for fd in (info_r, info_w):
-                    os.close(fd)
+                filter_r = seccomp.filter_fd()
+                argv = self._sandboxed(spec, work, folders, socket_dir, status.bwrap, address, info_w, filter_r, told)
+            except (SandboxError, seccomp.FilterError) as e:
+                for fd in (info_r, info_w, filter_r):
+                    if fd >= 0:
+                        os.close(fd)
                 shutil.rmtree(tmpdir, ignore_errors=True)
                 raise BotStartError(f"bot {spec.text!r} cannot be sandboxed here: {e}") from None
             cwd = tmpdir
@@ -713,7 +811,7 @@ class LocalLauncher:
                 env=env,
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=(info_w,) if info_w >= 0 else (),
+                pass_fds=(info_w, filter_r) if info_w >= 0 else (),
             )
         except OSError as e:
             shutil.rmtree(tmpdir, ignore_errors=True)
@@ -726,16 +824,17 @@ class LocalLauncher:
                 f"bot {spec.text!r}: cannot run {argv[0]!r}{where}: {e.strerror or e}"
             ) from None
         finally:
-            if info_w >= 0:
-                os.close(info_w)
+            for fd in (info_w, filter_r):
+                if fd >= 0:
+                    os.close(fd)
         watchdog.watch(proc.pid)
         bot = LocalBotProcess(spec, proc, tmpdir, address, sandbox=self.sandbox, cgroup=cgroup, play_path=play_path)
         # Kept open until the bot stops: bubblewrap goes on writing to it after the pid (and
         # a write to a pipe nobody reads would kill it with SIGPIPE).
         bot._info_fd = info_r if info_r >= 0 else None
         try:
-            if info_r >= 0:
-                bot.sandbox_pid = await _sandbox_pid(proc, info_r)
+            if info_r >= 0 and (init := await _sandbox_pid(proc, info_r)) is not None:
+                bot.hold_init(init)
             await bot._attach_output()
         except BaseException:
             await bot.stop(0)
@@ -763,6 +862,7 @@ class LocalLauncher:
         bwrap: str | None,
         address: str,
         info_w: int,
+        filter_r: int,
         told: dict[str, str],
     ) -> list[str]:
         """The sandbox's command line for ``spec`` (see :func:`~referee.bots.sandbox.sandboxed_command`)."""
@@ -779,6 +879,7 @@ class LocalLauncher:
             bwrap=bwrap,
             address=address,
             info_fd=info_w,
+            seccomp_fd=filter_r,
         )
 
     def _private_dir(self, folders: list[str]) -> str:

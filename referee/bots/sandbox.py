@@ -23,9 +23,17 @@ the bot:
   read-only tmpfs is laid over each, before the bot's own folder is bound back in;
 - runs with a clean environment: ``PATH``, a UTF-8 locale, ``HOME``/``TMPDIR``, its address,
   and only the variables the organiser names;
-- dies with the referee (``--die-with-parent``), and with it everything it started: when the
-  sandbox's first process ends, the kernel kills every process of its PID namespace, so a
-  ``setsid`` child that ignores SIGTERM cannot outlive it;
+- ends with its PID namespace, and with it everything it started: when the sandbox's first
+  process (bubblewrap's init) ends, the kernel kills every process of the namespace, so a
+  ``setsid`` child that ignores SIGTERM cannot outlive it. The referee ends a sandbox by
+  SIGKILL to that init (the pid bubblewrap reports on ``--info-fd``, held as a pidfd) and to
+  its cgroup, never only through the outer bubblewrap, whose death (``--die-with-parent``)
+  reaches the init only through a death signal the init could be made to forget
+  (:meth:`referee.bots.process.LocalBotProcess.end_sandbox`; the watchdog does the same when
+  the referee dies);
+- runs under a system-call filter (:mod:`referee.bots.seccomp`: no ``ptrace``, namespaces,
+  mounts, keyrings, BPF or perf), loaded by bubblewrap (``--seccomp``), and with no new user
+  namespaces (``--disable-userns``, where bubblewrap has it);
 - is held to :class:`BotLimits`: ``RLIMIT_DATA`` (memory), ``RLIMIT_NPROC`` (processes and
   threads), ``RLIMIT_FSIZE`` (file size), no core files, set inside the sandbox by
   util-linux's ``prlimit``; and, where the referee may create cgroups (as root), a memory,
@@ -63,6 +71,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee.bots import seccomp
 from referee.bots.bytecode import write_bytecode
 
 #: The environment variable that tells a bot where to serve.
@@ -214,6 +223,11 @@ class SandboxStatus:
     cpu_limit_note: str = ""
     #: Which user of this machine the bots run as, in words (see :func:`bot_host_user`).
     host_user: str = ""
+    #: What the bots' system-call filter refuses, in words (:mod:`referee.bots.seccomp`);
+    #: empty where it cannot be built (then the sandbox is unavailable, and ``reason`` says why).
+    syscall_filter: str = ""
+    #: Whether bubblewrap refuses new user namespaces inside too (``--disable-userns``).
+    userns_disabled: bool = False
 
 
 HOW_TO_ENABLE = (
@@ -298,8 +312,12 @@ def _try_sandbox() -> SandboxStatus:
     who = user.describe() if user is not None else _own_user()
     how = HOW_TO_ENABLE if user is None else HOW_TO_ENABLE_AS_ROOT
 
+    filt, filter_why = seccomp.status()
+    described = filt.describe() if filt is not None else ""
+    no_userns = bwrap is not None and "--disable-userns" in bwrap_options(bwrap)
+
     def status(available: bool, reason: str, found: str | None = bwrap, version: str = "") -> SandboxStatus:
-        return SandboxStatus(available, reason, found, version, cg, note, cpu_note, who)
+        return SandboxStatus(available, reason, found, version, cg, note, cpu_note, who, described, no_userns)
 
     if bwrap is None:
         return status(False, f"bubblewrap (bwrap) is not installed; {HOW_TO_ENABLE}", None)
@@ -308,14 +326,22 @@ def _try_sandbox() -> SandboxStatus:
         version = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
     if shutil.which("prlimit") is None:
         return status(False, "util-linux's prlimit is not installed (it sets the bots' limits)", bwrap, version)
+    if filt is None:
+        # As without bubblewrap: a bot that may ptrace its sandbox's init can outlive it.
+        return status(False, f"the bots' system-call filter cannot be built: {filter_why}", bwrap, version)
     with tempfile.TemporaryDirectory(prefix="thirtyone-probe-") as tmp:
+        fd = seccomp.filter_fd()
         try:
-            argv = sandboxed_command(["/bin/true"], cwd=None, socket_dir=tmp, config=SandboxConfig(), bwrap=bwrap)
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL, cwd=tmp)
+            argv = sandboxed_command(["/bin/true"], cwd=None, socket_dir=tmp, config=SandboxConfig(), bwrap=bwrap, seccomp_fd=fd)
+            r = subprocess.run(
+                argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL, cwd=tmp, pass_fds=(fd,)
+            )
         except SandboxError as e:
             return status(False, f"{e}; {how}", bwrap, version)
         except (OSError, subprocess.SubprocessError) as e:
             return status(False, f"bubblewrap could not be run ({e}); {how}", bwrap, version)
+        finally:
+            os.close(fd)
     if r.returncode != 0:
         why = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
         as_whom = f" as {user.describe()}" if user is not None else ""
@@ -629,6 +655,7 @@ def sandboxed_command(
     address: str = "",
     base_env: Mapping[str, str] | None = None,
     info_fd: int | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The command line that runs ``argv`` in a sandbox (see the module doc).
 
@@ -641,7 +668,11 @@ def sandboxed_command(
     own root, following no link (:meth:`~referee.bots.process.LocalBotProcess.connect_target`). (A ``socket_dir`` in
     a folder bound read-only gets no link.) Variables named in ``config.env`` take their values
     from ``base_env`` (default: this process's environment). ``info_fd``: bubblewrap writes the
-    pid of the sandbox's first process there (``--info-fd``).
+    pid of the sandbox's first process there (``--info-fd``). ``seccomp_fd``: the system-call
+    filter to read (:func:`referee.bots.seccomp.filter_fd`), loaded by bubblewrap before it
+    runs the bot's command; every bot the referee starts has one (None: none, for tests of
+    other parts). New user namespaces are refused inside (``--disable-userns``) where this
+    bubblewrap can (0.8 and later), besides the filter's own refusal of ``unshare``.
 
     As root the command starts with the drop to :func:`bot_host_user` (util-linux's
     ``setpriv``), preceded, when a source is not reachable by that user, by the mounts that
@@ -655,6 +686,8 @@ def sandboxed_command(
     user = bot_host_user()
     args: list[str] = [bwrap or "bwrap"]
     args += ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    if "--disable-userns" in bwrap_options(bwrap or "bwrap"):
+        args.append("--disable-userns")
     args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "bot"]
 
     bound: list[str] = []
@@ -779,6 +812,8 @@ def sandboxed_command(
             env[name] = base_env[name]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args.append("--clearenv")
     for k, v in env.items():
         args += ["--setenv", k, v]
@@ -797,6 +832,16 @@ def sandboxed_command(
     if user is None:
         return args
     return [*_as_user(user, staged), *args]
+
+
+@functools.cache
+def bwrap_options(bwrap: str) -> frozenset[str]:
+    """The options this bubblewrap knows (from its ``--help``; empty where it cannot say)."""
+    try:
+        text = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    return frozenset(re.findall(r"^\s+(--[a-z0-9-]+)", text, re.MULTILINE))
 
 
 def _unsearchable_on_the_way(path: str, bound: Sequence[str], user: HostUser) -> str | None:
@@ -1028,6 +1073,15 @@ class BotCgroup:
                 return True
         return False
 
+    def kill(self, wait_s: float = 2.0) -> None:
+        """SIGKILL every process in the cgroup, and wait up to ``wait_s`` for them to be gone.
+
+        cgroup v2's ``cgroup.kill`` kills them all at once, forks in flight included; on v1
+        (or a kernel before 5.14) each pid listed is killed, again until none is left. The bot
+        cannot leave its cgroup (it sees no cgroup file system), so nothing it started escapes.
+        """
+        kill_all(self.dirs, self.v2, wait_s)
+
     def remove(self) -> None:
         """Remove the cgroup (once its processes are gone); errors are ignored."""
         for d in self.dirs:
@@ -1066,27 +1120,43 @@ class BotCgroup:
                 if owner != os.getpid() and not pid_alive(owner):
                     stale.append((os.path.join(parent, n), m.group(1) is not None))
         deadline = time.monotonic() + wait_s
+        v2 = os.path.exists(os.path.join(BotCgroup.ROOT, "cgroup.controllers"))
         for d, ours in stale:
-            while True:
-                try:
-                    os.rmdir(d)
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    try:
-                        pids = Path(d, "cgroup.procs").read_text().split() if ours else []
-                    except OSError:
-                        break
-                    for pid in pids:
-                        with contextlib.suppress(OSError, ValueError):
-                            os.kill(int(pid), signal.SIGKILL)
-                    if not pids or time.monotonic() > deadline:
-                        break  # a child cgroup, or a process that takes its time to go
-                    time.sleep(0.01)
-                else:
-                    removed.append(d)
-                    break
+            if ours:
+                kill_all([d], v2, max(0.0, deadline - time.monotonic()))
+            try:
+                os.rmdir(d)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                pass  # a child cgroup, or a process that takes its time to go
+            else:
+                removed.append(d)
         return removed
+
+
+def _cgroup_pids(d: str) -> list[int] | None:
+    """The pids in cgroup folder ``d`` (None: it cannot be read, or is gone)."""
+    try:
+        return [int(p) for p in Path(d, "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return None
+
+
+def kill_all(dirs: Sequence[str], v2: bool, wait_s: float) -> None:
+    """SIGKILL every process in the cgroup folders ``dirs`` until none is left (up to
+    ``wait_s``): ``cgroup.kill`` where the kernel has it (v2, Linux 5.14), else pid by pid."""
+    deadline = time.monotonic() + wait_s
+    for d in dirs:
+        if v2:
+            with contextlib.suppress(OSError):
+                Path(d, "cgroup.kill").write_text("1")
+        while (pids := _cgroup_pids(d)) and time.monotonic() <= deadline:
+            # A process forked between the read and the kill is in the next read.
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
 
 
 #: A shell prologue that moves itself into the bot's cgroup(s), then runs the sandbox, so

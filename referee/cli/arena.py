@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
@@ -88,23 +89,51 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8031,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once (worker processes).")] = 1,
     ray: Annotated[str | None, typer.Option(help="Play the matches on a Ray cluster at this address ('local' starts one).")] = None,
+    allowed_host: Annotated[list[str] | None, typer.Option(
+        "--allowed-host", help="A host name the arena answers to beside localhost and --host, e.g. its public name (repeatable).",
+    )] = None,
+    proxy: Annotated[list[str] | None, typer.Option(
+        "--proxy", help="Address of a reverse proxy in front, whose X-Forwarded-For is believed (repeatable; none by default).",
+    )] = None,
+    max_connections: Annotated[int | None, typer.Option(help="Connections open at once (default: half the descriptors the process may open, at most 4096).")] = None,
+    max_connections_per_address: Annotated[int, typer.Option(help="Connections open at once from one address (a --proxy's are not counted).")] = 64,
+    header_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's headers.")] = 10.0,
 ) -> None:
     """Serve the arena's HTTP API and run its ladder, until Ctrl-C or SIGTERM."""
     import uvicorn
 
     from referee.service import ServiceConfig, create_app
+    from referee.service.door import BODY_TIMEOUT_S, Door, default_max_connections, uvicorn_config
 
     if jobs < 1:
         fail(f"--jobs must be at least 1, got {jobs}")
+    try:
+        door = Door(
+            bind=host, hosts=tuple(allowed_host or ()), proxies=tuple(proxy or ()),
+            max_connections=max_connections or default_max_connections(), max_per_address=max_connections_per_address,
+            header_timeout_s=header_timeout, body_timeout_s=max(header_timeout, BODY_TIMEOUT_S),
+        )
+    except ValueError as e:
+        fail(str(e))
     _open(folder).close()
     with serve_lock(folder):
         try:
-            application = create_app(ServiceConfig(folder, jobs, ray))
+            application = create_app(ServiceConfig(folder, jobs, ray, door=door))
         except ArenaError as e:
             fail(str(e))
-        err.print(f"arena {escape(str(folder))}: serving http://{host}:{port}/api/v1/ (API docs at /api/docs); Ctrl-C stops")
-        uvicorn.run(application, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+        # The pages' address first: it is what a person opens, and what 'remote login' takes.
+        base = f"http://{_url_host(host)}:{port}/"
+        err.print(f"arena {escape(str(folder))}: open {base} (the API is under /api/v1/, OpenAPI at /openapi.json); Ctrl-C stops",
+                  highlight=False, soft_wrap=True)
+        if host in ("0.0.0.0", "::") and not allowed_host:
+            err.print("it answers to localhost names only: give each name or address clients use with --allowed-host")
+        uvicorn.Server(uvicorn_config(application, port, door)).run()
     err.print("arena stopped")
+
+
+def _url_host(host: str) -> str:
+    """``host`` as a URL writes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 @user_app.command("add")
@@ -136,8 +165,15 @@ def user_token(folder: Folder, name: Annotated[str, typer.Argument(help="The use
 
 @user_app.command("password")
 def user_password(folder: Folder, name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
-    """Set a user's password for the web pages (asked for, or read from stdin), e.g. an admin's."""
-    password = typer.prompt("password", hide_input=True, confirmation_prompt=True, err=True)
+    """Set a user's password for the web pages: asked for twice on a terminal, or read as one
+    line from standard input when that is not a terminal (a pipe or a file)."""
+    if sys.stdin.isatty():
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True, err=True)
+    else:
+        # As 'remote login' reads a token: one line, its line ending dropped.
+        password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+        if not password:
+            fail("no password given on standard input (one line)")
     with _open(folder) as store:
         try:
             user = store.user_named(name)

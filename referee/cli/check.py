@@ -47,7 +47,7 @@ from referee.cli.options import (
 from referee.cli.stopping import ctrl_c_interrupts
 from referee.faults import BotError
 from referee.game import PRESETS, Rules, RulesError
-from referee.text import plural
+from referee.text import plural, printable
 from referee.timecontrol import TimeControl
 from sdk.harness import CHECK_VARIANTS
 
@@ -68,7 +68,7 @@ def result_line(result: CheckResult) -> Text:
     never read as markup.
     """
     label, style = _LABELS[result.status]
-    first, *more = result.reason.splitlines() or [""]
+    first, *more = [printable(ln) for ln in result.reason.splitlines()] or [""]
     line = Text.assemble((label, style), "  ", (f"{result.title:<{TITLE_WIDTH}}", "bold"), "  ", first)
     for extra in more:
         line.append("\n" + " " * (TITLE_WIDTH + 8) + extra, style="dim")
@@ -230,7 +230,7 @@ def check_bot_command(
         shown = any(lines and lines[-1] in r.reason for r in report.failures)
         if not report.passed and lines and not shown:
             out.print(Text("last output of the bot:", style="bold"))
-            out.print(Text("\n".join("  " + ln for ln in lines), style="dim"), soft_wrap=True)
+            out.print(Text("\n".join("  " + printable(ln) for ln in lines), style="dim"), soft_wrap=True)
         out.print(summary_line(report), highlight=False)
         if kept is not None and not report.passed:
             out.print(kept_line(kept), highlight=False, soft_wrap=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from referee.cli import (
+    analyse,  # noqa: F401  (thirtyone analyse: each decision's cost, the luck of the cards)
     arena,  # noqa: F401  (thirtyone arena ...: the arena service)
     bot,  # noqa: F401  (thirtyone bot ...)
     check,  # noqa: F401  (thirtyone check-bot)

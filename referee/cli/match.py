@@ -51,7 +51,7 @@ from referee.match import (
     run_match_async,
     seeded_match_id,
 )
-from referee.text import plural
+from referee.text import plural, printable
 from referee.timecontrol import TimeControl
 
 _DEFAULT_TC = TimeControl()
@@ -390,8 +390,9 @@ def _last_words(outcome: MatchOutcome) -> list[RenderableType]:
         tail = outcome.output_tails[s.seat] if s.seat < len(outcome.output_tails) else ""
         lines = [ln for ln in tail.splitlines() if ln.strip()][-LAST_LINES:]
         if s.faults and lines:
-            shown.append(Text(f"last output of #{s.seat} {s.label}:", style="bold"))
-            shown.append(Text("\n".join("  " + ln for ln in lines), style="dim"))
+            shown.append(Text(f"last output of #{s.seat} {printable(s.label)}:", style="bold"))
+            # The bot's bytes, its escapes shown, never sent to the terminal as they are.
+            shown.append(Text("\n".join("  " + printable(ln) for ln in lines), style="dim"))
     return shown
 
 
@@ -405,7 +406,10 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
         seats.add_column(col)
     seats.add_column("source", overflow="fold")
     for s in outcome.seats:
-        seats.add_row(f"#{s.seat}", Text(s.label), Text(s.identity.version), Text(s.identity.author), Text(s.source))
+        seats.add_row(
+            f"#{s.seat}", Text(printable(s.label)), Text(printable(s.identity.version)), Text(printable(s.identity.author)),
+            Text(printable(s.source)),
+        )
     parts.append(seats)
 
     rounds = Table(title="Rounds", title_justify="left", show_edge=False)
@@ -434,7 +438,7 @@ def render_outcome(outcome: MatchOutcome) -> RenderableType:
                 f"#{f.seat}",
                 Text(f.kind.upper(), style="red"),
                 str(f.strike),
-                Text(f.message),
+                Text(printable(f.message, keep="\n")),
                 Text(played, style="bold red" if f.forfeited else ""),
             )
         parts.append(faults)

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from referee.analysis.decisions import VIEWS, analyse_log
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.faults import LogError
@@ -36,7 +37,10 @@ from referee.replay.verify import (
 from referee.text import plural, printable
 from referee.tournament.schedule import key_of_log
 from referee.tournament.store import StoreError
+from sdk.evaluate import SAMPLES
 
+#: What ``--verify`` checked of a log that replays: said on a line of its own.
+REPLAY_CHECK = "every deal, action and score replayed through the game model; the result is the log's"
 #: The width of a replay written to a pipe or a file.
 REPLAY_PIPE_WIDTH = 80
 
@@ -96,6 +100,15 @@ def replay_command(
             show_default=False,
         ),
     ] = None,
+    analyse: Annotated[
+        bool,
+        typer.Option(
+            "--analyse",
+            help="Judge each decision with the position evaluator (as `thirtyone analyse`) and show it under the step: "
+            "the best action and what the one taken cost. A seat's replay judges only its own decisions, from what it saw.",
+        ),
+    ] = False,
+    samples: Annotated[int, typer.Option("--samples", help="With --analyse: rollouts per action.")] = SAMPLES,
     bot_output: Annotated[
         int | None,
         typer.Option(
@@ -126,7 +139,7 @@ def replay_command(
     if html is not None:
         if seat is not None or round_no is not None or step:
             _fail("--html writes every view of the match; it takes no --seat, --round or --step")
-        _write_html(path, html)
+        _write_html(path, html, analyse, samples)
         return
     try:
         log = read_log(path)
@@ -148,17 +161,23 @@ def replay_command(
     # A replay is lines of cards and prose with rules across the page, not tables: on a pipe it
     # keeps 80 columns rather than the consoles' wide tables.
     console = out if out.is_terminal or "COLUMNS" in os.environ else Console(width=REPLAY_PIPE_WIDTH)
-    render(replay, console, from_round=round_no, pause=_pause if step and sys.stdin.isatty() else None)
+    analysis = None
+    if analyse:
+        if samples < 2:
+            _fail(f"--samples {shown(samples)}: at least 2 (a standard error needs two)")
+        analysis = analyse_log(log, seats=None if seat is None else [seat], views=VIEWS if seat is None else ("seat",), samples=samples)
+    render(replay, console, from_round=round_no, pause=_pause if step and sys.stdin.isatty() else None, analysis=analysis)
     if replay.divergence is not None:
         _fail(f"{path}: the log diverges from the game model at {replay.divergence}", 1)
 
 
-def _write_html(path: Path, out_file: Path) -> None:
-    """``--html``: the match as one page, its script, style and data inline."""
+def _write_html(path: Path, out_file: Path, analyse: bool = False, samples: int = SAMPLES) -> None:
+    """``--html``: the match as one page, its script, style and data inline (with
+    ``analyse``, each decision's judgement too)."""
     from referee.web.server import replay_html
 
     try:
-        page = replay_html(path)
+        page = replay_html(path, analyse=analyse, samples=samples)
     except LogError as e:
         _fail(str(e))
     try:
@@ -232,6 +251,7 @@ def _verify_one(path: Path) -> None:
     code = EXIT_CODES[v.verdict]
     if code:
         raise typer.Exit(code)
+    out.print(Text.assemble(("ok", "green"), f" replay: {REPLAY_CHECK}"), highlight=False, soft_wrap=True)
     _verify_commitment(path)
 
 
@@ -244,6 +264,15 @@ def _verify_commitment(path: Path) -> None:
 
     side = Path(str(path) + ".arena.json")
     if not side.is_file():
+        # Said, not silent: a reader must not take a skipped check for a passed one.
+        out.print(
+            Text.assemble(
+                ("skipped", "yellow"),
+                f" commitment: no {printable(side.name)} beside the log, so the seed was not checked against a commitment "
+                "(an arena's log has one when 'thirtyone remote download' fetched it; a tournament's logs have none)",
+            ),
+            highlight=False, soft_wrap=True,
+        )
         return
     try:
         committed = str(json.loads(side.read_text())["commitment"])

@@ -33,7 +33,7 @@ from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import RunError, RunReport, TaskResult, describe_error
 from referee.tournament.settings import SettingsError, SprtSettings, TournamentSettings, new_seed
-from referee.tournament.sprt import SprtResult
+from referee.tournament.sprt import CONTROL_AFTER, SprtResult
 from referee.tournament.sprt_run import NotAnSprtTest, SprtMonitor, run_test
 from referee.tournament.store import DB_NAME, StoreError, TournamentStore
 from referee.tournament.submit import SubmissionError, submit
@@ -129,7 +129,7 @@ AGAIN_HINT = (
 )
 
 
-def render(r: SprtResult, new: str, old: str, running: bool = True) -> Group:
+def render(r: SprtResult, new: str, old: str, running: bool = True, *, raw: bool = False) -> Group:
     """The live view of a test."""
     t = Table.grid(padding=(0, 2))
     t.add_column(style="bold")
@@ -146,6 +146,21 @@ def render(r: SprtResult, new: str, old: str, running: bool = True) -> Group:
     stored = r.extra.get("matches_stored", 0)
     more = f" ({stored} stored)" if stored != r.extra.get("matches", 0) else ""
     t.add_row("deals", f"{r.deals} of at most {r.extra.get('max_deals')}   matches {r.extra.get('matches', 0)}{more}{counts}")
+    luck = r.extra.get("luck")
+    if isinstance(luck, dict):
+        t.add_row(
+            "luck",
+            f"taken out: variance x{luck['variance_ratio']:.2f} of the raw scores' (beta {luck['beta']:.3f})"
+            if r.deals >= CONTROL_AFTER
+            else f"taken out from deal {CONTROL_AFTER} on",
+        )
+        if raw:
+            lo, hi = (v if v is not None else math.nan for v in luck["raw_interval"])
+            t.add_row(
+                "raw Elo",
+                f"{_elo_text(luck['raw_elo'] if luck['raw_elo'] is not None else math.nan)}  95% "
+                f"[{_elo_text(lo)}, {_elo_text(hi)}]   (the luck left in)",
+            )
     head = Text.assemble(
         ("SPRT ", "bold"), f"{new} vs {old}", f"  ·  {r.model}  ·  H0 elo {r.elo0:g}, H1 elo {r.elo1:g}",
         f"  ·  alpha {r.alpha:g}, beta {r.beta:g}",
@@ -212,6 +227,16 @@ def sprt_command(
     budget_ms: Annotated[int | None, typer.Option("--budget-ms", help=f"Time per decision, ms (default: {_TC.budget_ms}).")] = None,
     preset: Annotated[str | None, typer.Option(help="Rules preset: standard, pagat, family, cadillac or bicycle.")] = None,
     rule: Annotated[list[str] | None, typer.Option("--rule", help="A rule option on top, key=value (repeatable).")] = None,
+    luck: Annotated[
+        bool | None,
+        typer.Option(
+            "--luck/--no-luck",
+            help="Take the luck of the cards out of each deal's score (a control variate, docs/analysis.md): fewer "
+            "deals to a verdict, at the same error rates (default for a new test: on).",
+            show_default=False,
+        ),
+    ] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="Show the raw Elo estimate (the luck left in) beside the adjusted one.")] = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Matches played at once.")] = 1,
     sandbox: SandboxOpt = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="At the end, print the result as JSON on stdout.")] = False,
@@ -243,7 +268,7 @@ def sprt_command(
         for what, given, stored in (
             ("elo0", elo0, t.elo0), ("elo1", elo1, t.elo1), ("alpha", alpha, t.alpha), ("beta", beta, t.beta),
             ("max deals", max_deals, s.games), ("seed", seed, s.seed), ("table size", table_size, s.table_size),
-            ("budget (ms)", budget_ms, s.time_control.budget_ms),
+            ("budget (ms)", budget_ms, s.time_control.budget_ms), ("luck", luck, t.luck),
             ("rules", _rules_of(preset, rule).describe() if preset or rule else None, s.rules.describe()),
         ):
             if given is not None and given != stored:
@@ -275,6 +300,7 @@ def sprt_command(
                     elo1=elo1 if elo1 is not None else DEFAULT_ELO1,
                     alpha=alpha if alpha is not None else DEFAULT_ALPHA,
                     beta=beta if beta is not None else DEFAULT_BETA,
+                    luck=luck if luck is not None else True,
                 ),
             )
         except (SettingsError, RulesError, ValueError) as e:
@@ -297,7 +323,7 @@ def sprt_command(
                 store.close()
                 shutil.rmtree(folder, ignore_errors=True)
             raise
-        result = _play(store, jobs)
+        result = _play(store, jobs, raw)
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "folder": str(folder)}, indent=2))
     if not result.finished:
@@ -360,7 +386,7 @@ def _submit_missing(
             fail(f"cannot copy {name} into the test's folder: {e}")
 
 
-def _play(store: TournamentStore, jobs: int) -> SprtResult:
+def _play(store: TournamentStore, jobs: int, raw: bool = False) -> SprtResult:
     """Run the test with a live view; Ctrl-C and SIGTERM stop it cleanly (exit 130 / 143)."""
     t = store.settings.sprt
     assert t is not None
@@ -369,7 +395,7 @@ def _play(store: TournamentStore, jobs: int) -> SprtResult:
     except StoreError as e:
         fail(str(e))
     # Live where someone watches; elsewhere (a log, a pipe) only the final view is printed.
-    live = Live(render(start.result(), t.new, t.old), console=err, refresh_per_second=4, transient=False)
+    live = Live(render(start.result(), t.new, t.old, raw=raw), console=err, refresh_per_second=4, transient=False)
     watched = err.is_terminal
     failures: list[str] = []
 
@@ -381,7 +407,7 @@ def _play(store: TournamentStore, jobs: int) -> SprtResult:
                 failures.append(r.key)
                 live.console.print(f"[red]match {r.key} not played:[/] {escape(r.error)}", highlight=False)
         if watched:
-            live.update(render(monitor.result(), t.new, t.old))
+            live.update(render(monitor.result(), t.new, t.old, raw=raw))
 
     report: RunReport | None = None
     with signals_stop():
@@ -389,10 +415,10 @@ def _play(store: TournamentStore, jobs: int) -> SprtResult:
             if watched:
                 with live:
                     monitor, report = run_test(store, jobs, on_result=on_result)
-                    live.update(render(monitor.result(), t.new, t.old, running=False))
+                    live.update(render(monitor.result(), t.new, t.old, running=False, raw=raw))
             else:
                 monitor, report = run_test(store, jobs, on_result=on_result)
-                err.print(render(monitor.result(), t.new, t.old, running=False))
+                err.print(render(monitor.result(), t.new, t.old, running=False, raw=raw))
         except KeyboardInterrupt as e:
             err.print("[yellow]stopped[/]: finished matches are saved; run again with --dir to continue the same test", highlight=False)
             raise typer.Exit(exit_code(e)) from None

@@ -110,10 +110,10 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     elif st.scheduled is not None:  # unknown for loose results: nothing to promise
         caption.append(" · seed hidden until every scheduled match is played")
     caption.append(
-        "\nrating (95% CI): Plackett-Luce fit of all placings, 1500 = the field's average, +400 = odds of 10 to 1 "
-        "of placing above · n: matches · place: mean placing · "
-        + ("chips/m: mean net chips per match · " if st.pot else "lives/rd: lives lost per round · ")
-        + "T/C/I/M/S/L: timeouts/crashes/illegal/malformed/failed starts/late faults (strict) · "
+        "\nrating (95% CI): Plackett-Luce fit of all placings; 1500 = the field's average, +400 = odds of 10 to 1"
+        "\nn: matches · place: mean placing · "
+        + ("chips/m: mean net chips per match" if st.pot else "lives/rd: lives lost per round")
+        + "\nT/C/I/M/S/L: timeouts/crashes/illegal/malformed/failed starts/late faults (strict) · "
         + "late: answers past the budget and bank, inside the grace"
     )
     for b in st.bots:

@@ -327,3 +327,63 @@ def owes_from_history(
         elif after and ev.kind in _TURN_ENDS:
             owes[ev.seat] = False
     return tuple(owes)
+
+
+def match_at_deal(
+    rules: Rules,
+    players: int,
+    *,
+    round_no: int,
+    dealer: int,
+    tokens: Sequence[int],
+    alive: Sequence[bool],
+    chance: Chance,
+    chips: Sequence[int] = (),
+    pot: int = 0,
+) -> Match:
+    """A match that has just dealt round ``round_no``, ``dealer`` dealing, from ``chance``.
+
+    ``tokens``, ``alive``, ``chips`` (before this deal's antes) and ``pot`` (carried from the
+    round before) are the table as the round starts. The deal is the game model's own
+    (antes, the deal order, the dummy or widow, natural 31s, the dealer's option): a position
+    values a deal to come by dealing it many times (:mod:`referee.analysis.luck`). A natural
+    31 ends the round at once, and then ``rounds[0]`` is its result.
+    """
+    n = players
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise GameError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {n}")
+    m = Match.resume(
+        n,
+        rules,
+        chance=chance,
+        tokens=list(tokens),
+        alive=list(alive),
+        out_step=[None if a else 1 for a in alive],
+        round_no=round_no - 1,
+        dealer=dealer,
+        chips=list(chips) if chips else [0] * n,
+        pot=pot,
+        hands=[[] for _ in range(n)],
+        stock=[],
+        pile=[],
+        dead=[],
+        dummy=[],
+        face_up=[],
+        dummy_taker=None,
+        widow=[],
+        unused=[],
+        current=dealer,
+        phase=Phase.TURN_START,
+        drawn=None,
+        drawn_from=None,
+        knocker=None,
+        turns_left=0,
+        owes=[False] * n,
+        had_turn=[False] * n,
+        turn=0,
+        restocks=0,
+        history=[],
+    )
+    # The first deal of a match does not move the dealer on: the dealer is the one given.
+    m._start_round(first=True)
+    return m

@@ -8,18 +8,20 @@ Names are checked here, once, for every place a user controls a name.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
 import time
 import unicodedata
 from collections import deque
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from referee.ladder.errors import ArenaError, BadUpload, TooMany
+from referee.ladder.errors import ArenaError, BadUpload, Busy, TooMany
 from referee.ladder.store import ArenaStore, User
 
 TOKEN_PREFIX = "t31_"
@@ -29,6 +31,35 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 SESSION_DAYS = 14
 
 _hasher = PasswordHasher()
+#: argon2 hashes made or checked at once, in the whole service: each takes 64 MiB and a core
+#: for a moment, so 80 sign-ups at once must queue rather than take 5 GiB.
+HASH_SLOTS = 2
+#: Seconds a sign-in or sign-up waits for a slot before it is told the arena is busy (503).
+HASH_WAIT_S = 20.0
+_slots = threading.BoundedSemaphore(HASH_SLOTS)
+_dummy_lock = threading.Lock()
+_dummy: list[str] = []
+
+
+@contextlib.contextmanager
+def _hash_slot() -> Iterator[None]:
+    if not _slots.acquire(timeout=HASH_WAIT_S):
+        raise Busy("the arena is busy checking passwords; try again in a minute")
+    try:
+        yield
+    finally:
+        _slots.release()
+
+
+def _dummy_hash() -> str:
+    """A hash of no one's password, checked in place of a missing one so that a sign-in takes
+    as long whether or not the user exists (made once, on first need)."""
+    with _dummy_lock:
+        if not _dummy:
+            import secrets
+
+            _dummy.append(_hasher.hash(secrets.token_urlsafe(16)))
+        return _dummy[0]
 
 
 def check_name(name: str, what: str = "name") -> str:
@@ -87,7 +118,7 @@ def set_password(store: ArenaStore, user: User, password: str) -> None:
     """Set a user's password (argon2); at least 10 characters."""
     if len(password) < 10:
         raise ArenaError("a password needs at least 10 characters", code="bad_password", status=422)
-    store.set_password_hash(user.id, _hasher.hash(password))
+    store.set_password_hash(user.id, hash_password(password))
 
 
 #: What a password must be, said the same way on the page and in the refusal.
@@ -108,19 +139,26 @@ def password_problem(password: str, name: str) -> str | None:
 
 
 def hash_password(password: str) -> str:
-    """A password's argon2 hash, as :func:`check_password` reads it."""
-    return _hasher.hash(password)
+    """A password's argon2 hash, as :func:`check_password` reads it (one of the
+    :data:`HASH_SLOTS`; :class:`Busy` if none frees in :data:`HASH_WAIT_S`)."""
+    with _hash_slot():
+        return _hasher.hash(password)
 
 
-def check_password(store: ArenaStore, user: User, password: str) -> bool:
-    """Whether ``password`` is the user's (False for a user without one)."""
-    stored = store.password_hash(user.id)
-    if stored is None or user.disabled:
-        return False
-    try:
-        return _hasher.verify(stored, password)
-    except (VerificationError, InvalidHashError):
-        return False
+def check_password(store: ArenaStore, user: User | None, password: str) -> bool:
+    """Whether ``password`` is the user's (False for no user, a user without a password, or
+    a disabled one).
+
+    One argon2 check is made in every case, against a dummy hash where there is no real
+    one, so that the time taken does not tell whether a name exists.
+    """
+    stored = store.password_hash(user.id) if user is not None else None
+    usable = stored is not None and user is not None and not user.disabled
+    with _hash_slot():
+        try:
+            return _hasher.verify(stored if stored is not None else _dummy_hash(), password) and usable
+        except (VerificationError, InvalidHashError):
+            return False
 
 
 def new_session(store: ArenaStore, user: User) -> tuple[str, str]:
@@ -134,33 +172,46 @@ def new_session(store: ArenaStore, user: User) -> tuple[str, str]:
 
 
 class FailureLimiter:
-    """Refuse a client that failed to authenticate too often lately (guessing tokens or passwords).
+    """Refuse a key (a client address, an account's name, a user) that failed too often lately:
+    guessing tokens or passwords, or sending uploads the arena refuses.
 
-    In memory, per client address: ``limit`` failures within ``window_s`` seconds, then
-    :class:`TooMany` until the oldest failure leaves the window.
+    In memory: ``limit`` failures of one key within ``window_s`` seconds, then
+    :class:`TooMany` (saying ``what``) until the oldest failure leaves the window. Keys whose
+    failures have all left the window are forgotten once many keys are kept, so a stream of
+    new keys cannot grow it without end.
     """
 
-    def __init__(self, limit: int = 20, window_s: float = 60.0) -> None:
+    #: Keys kept before the forgotten ones are swept out.
+    SWEEP_AT = 10_000
+
+    def __init__(self, limit: int = 20, window_s: float = 60.0, what: str = "too many failed sign-ins from this address") -> None:
         self.limit = limit
         self.window_s = window_s
+        self.what = what
         self._failures: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def _recent(self, client: str, t: float) -> deque[float]:
-        q = self._failures.setdefault(client, deque())
+    def _recent(self, key: str, t: float) -> deque[float]:
+        q = self._failures.setdefault(key, deque())
         while q and q[0] <= t - self.window_s:
             q.popleft()
         return q
 
-    def check(self, client: str) -> None:
-        """Raise :class:`TooMany` if ``client`` is over the limit."""
+    def check(self, key: str, what: str | None = None) -> None:
+        """Raise :class:`TooMany` (saying ``what``, or the limiter's own text) if ``key`` is
+        over the limit."""
         with self._lock:
-            q = self._recent(client, time.monotonic())
+            t = time.monotonic()
+            q = self._recent(key, t)
             if len(q) >= self.limit:
-                wait = max(1, round(q[0] + self.window_s - time.monotonic()))
-                raise TooMany(f"too many failed sign-ins from this address; try again in {wait} s")
+                wait = max(1, round(q[0] + self.window_s - t))
+                raise TooMany(f"{what or self.what}; try again in {wait} s")
 
-    def fail(self, client: str) -> None:
-        """Count one failure of ``client``."""
+    def fail(self, key: str) -> None:
+        """Count one failure of ``key``."""
         with self._lock:
-            self._recent(client, time.monotonic()).append(time.monotonic())
+            t = time.monotonic()
+            if len(self._failures) >= self.SWEEP_AT:
+                for k in [k for k, q in self._failures.items() if not q or q[-1] <= t - self.window_s]:
+                    del self._failures[k]
+            self._recent(key, t).append(t)

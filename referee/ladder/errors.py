@@ -72,3 +72,10 @@ class Conflict(ArenaError):
 
     code = "conflict"
     status = 409
+
+
+class Busy(ArenaError):
+    """The arena is at a limit of work it does at once (hashing passwords); try again soon."""
+
+    code = "busy"
+    status = 503

@@ -55,9 +55,10 @@ from referee.bots.compliance import CheckResult, result_text
 from referee.faults import BotError
 from referee.ladder import board, fairness, ratings
 from referee.ladder.errors import ArenaError
+from referee.ladder.paths import as_owner_sees
 from referee.ladder.scheduler import Candidate, Window, can_seat, choose_table, within_caps
 from referee.ladder.settings import ArenaSettings, load
-from referee.ladder.store import ArenaStore, LadderMatch, Version, read_secret
+from referee.ladder.store import ARENA_FAILURE, ArenaStore, LadderMatch, Version, read_secret
 from referee.tournament.botfiles import BotFilesError, check_unchanged
 from referee.tournament.runner import (
     BotLaunch,
@@ -76,7 +77,6 @@ from referee.tournament.submit import (
     SubmissionError,
     check_compliance,
     folder_spec,
-    unstage,
     validate,
 )
 
@@ -372,7 +372,7 @@ class Ladder:
                 continue
             n = counts[v.id]
             if n >= self.settings.play.max_start_failures:
-                first = why.splitlines()[0] if why else "no reason given"
+                first = as_owner_sees(why.splitlines()[0], self.folder / v.files, self.folder) if why else "no reason given"
                 store.set_status(v.id, "disqualified", f"failed to start {n} times in a row (last: {first})")
                 _say(f"version {label} disqualified: it failed to start {n} times in a row")
 
@@ -410,7 +410,7 @@ class Ladder:
                 try:
                     status, reason, identity, report = self.validate_version(v)
                 except Exception as e:  # the arena's own failure: said, never left 'validating'
-                    status, reason, identity = "rejected", f"the arena could not validate it ({type(e).__name__}: {e}); upload it again", None
+                    status, reason, identity = "rejected", f"{ARENA_FAILURE} ({type(e).__name__}: {e}); upload it again", None
                     report = reason
                 store.set_status(v.id, status, reason, identity=identity, report=report)
                 _say(f"version {v.label} (#{v.id}): {status}" + (f": {reason.splitlines()[0]}" if reason else ""))
@@ -421,12 +421,11 @@ class Ladder:
         """Check a version as ``submit`` checks a bot: (status, reason, bot identity, report).
 
         The report is ``check-bot``'s, step by step, then the validation match's line, as
-        plain text (:func:`~referee.bots.compliance.result_text`), with the arena's paths
-        shown as the upload's name.
+        plain text (:func:`~referee.bots.compliance.result_text`), with the bot's files named
+        relative to its folder and the arena's own as short names (:mod:`referee.ladder.paths`).
         """
         files = (self.folder / v.files).resolve()
         play = self.settings.play
-        shown = {files: Path(f"<{v.source}>")}
         results: list[CheckResult] = []
         match = "validation match against the random bot"
 
@@ -434,7 +433,7 @@ class Ladder:
             lines = [result_text(r) for r in results]
             if last:
                 lines.append(last)
-            return unstage("\n".join(lines), shown)
+            return as_owner_sees("\n".join(lines), files, self.folder)
 
         try:
             check_unchanged(files, v.sha256, name=v.label)
@@ -442,11 +441,11 @@ class Ladder:
             spec = folder_spec(f"{v.label}={v.command}", files)
             check_compliance(spec, play, sandbox, on_result=results.append)
         except (SubmissionError, BotError, BotFilesError) as e:
-            return "rejected", unstage(str(e), shown), None, report(result_text(CheckResult("match", match, "not run", "not run: the checks above failed")))
+            return "rejected", as_owner_sees(str(e), files, self.folder), None, report(result_text(CheckResult("match", match, "not run", "not run: the checks above failed")))
         try:
             identity = validate(spec, str(files), play, sandbox)
         except (SubmissionError, BotError) as e:
-            why = unstage(str(e), shown)
+            why = as_owner_sees(str(e), files, self.folder)
             return "rejected", why, None, report(result_text(CheckResult("match", match, "fail", why)))
         return "active", "", identity, report(result_text(CheckResult("match", match, "pass", "no fault")))
 

@@ -68,6 +68,12 @@ class ArenaSettings:
     failed_logins_per_minute: int = 30
     #: 1: anyone may sign up on the web pages; 0: only with an admin's invite code.
     open_signup: int = 0
+    #: Sign-ups one address may try in an hour (each that gets as far as hashing a password).
+    signups_per_hour: int = 10
+    #: Uploads of one user the arena may refuse in an hour (a refused upload leaves no
+    #: version, so the daily limit does not count it) before it refuses every upload of theirs
+    #: until the hour has passed.
+    refused_uploads_per_hour: int = 20
 
     def __post_init__(self) -> None:
         bounds = {
@@ -78,6 +84,7 @@ class ArenaSettings:
             "refit_every_results": (1, 10_000_000), "share_window": (2, 100_000), "max_share_pct": (100, 10_000),
             "reference_share_pct": (0, 10_000), "same_owner_tables": (0, 1),
             "failed_logins_per_minute": (1, 1_000_000), "open_signup": (0, 1),
+            "signups_per_hour": (1, 1_000_000), "refused_uploads_per_hour": (1, 1_000_000),
         }
         for name, (low, high) in bounds.items():
             v = getattr(self, name)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from referee.ladder.errors import ArenaError, Conflict, NotFound
+from referee.ladder.names import skeleton
 from referee.ladder.settings import SETTINGS_NAME, ArenaSettings, load, to_toml
 from referee.tournament.schedule import DealProgress
 from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect, write_transaction
@@ -121,6 +122,12 @@ CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL,
 """ + _HISTORY + ";" + _OFFICIAL
 
 
+#: The meta key (with the user's id after it) listing when a user's deleted versions were
+#: uploaded, in the last 24 hours: they still count toward the daily limit.
+DELETED_UPLOADS = "deleted_uploads:"
+#: How a rejection the arena caused (not the bot) begins: the same files may be uploaded again.
+ARENA_FAILURE = "the arena could not validate it"
+
 #: The meta key counting changes to what the leaderboard shows (see :meth:`ArenaStore.board`).
 BOARD_GEN = "board_gen"
 BUMP_BOARD = "INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
@@ -205,6 +212,25 @@ CREATE TABLE board (id INTEGER PRIMARY KEY CHECK (id = 1), gen INTEGER NOT NULL,
 
 class _NoInvite(Exception):
     """Rolls back a sign-up whose invite code is not valid."""
+
+
+def _look_alike(c: sqlite3.Connection, table: str, name: str) -> str | None:
+    """A name in ``table`` (users or bots) that ``name`` would be taken for, or None.
+
+    Compared by :func:`~referee.ladder.names.skeleton` in Python, row by row: no index or
+    constraint, so an older arena that already holds two such names still opens (they keep
+    them); only a new name is refused.
+    """
+    wanted = skeleton(name)
+    for (other,) in c.execute(f"SELECT name FROM {table}"):  # table: "users" or "bots", never a caller's text
+        if skeleton(other) == wanted:
+            return str(other)
+    return None
+
+
+def _taken(what: str, name: str, other: str) -> Conflict:
+    same = "already exists" if other == name else f"is too like the {what} {other!r} (names must differ by more than case and the look-alikes 1/l/I, 0/O)"
+    return Conflict(f"a {what} named {name!r} {same}; choose another name")
 
 
 def now() -> str:
@@ -526,6 +552,8 @@ class ArenaStore:
         """A new account; its name must be free."""
         try:
             with self.tx() as c:
+                if (other := _look_alike(c, "users", name)) is not None:
+                    raise _taken("user", name, other)
                 cur = c.execute("INSERT INTO users (name, admin, created_at) VALUES (?, ?, ?)", (name, int(admin), now()))
         except sqlite3.IntegrityError:
             raise Conflict(f"a user named {name!r} already exists") from None
@@ -556,9 +584,20 @@ class ArenaStore:
             c.execute("UPDATE users SET disabled = ? WHERE id = ?", (int(disabled), user_id))
 
     def set_password_hash(self, user_id: int, hashed: str) -> None:
-        """Store a user's password hash (argon2)."""
+        """Store a user's password hash (argon2) and end their web sessions: whoever signed in
+        with the old password is signed out (API tokens are revoked on their own)."""
         with self.tx() as c:
             c.execute("UPDATE users SET password = ? WHERE id = ?", (hashed, user_id))
+            c.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
+
+    def user_name_clash(self, name: str) -> str | None:
+        """The user name ``name`` clashes with (itself, or one differing only in case or a
+        look-alike), or None when it is free."""
+        return _look_alike(self._conn, "users", name)
+
+    def invite_usable(self, code_hash: str) -> bool:
+        """Whether an invite code exists and is unused (read only: :meth:`sign_up` spends it)."""
+        return self._one("SELECT 1 FROM invites WHERE hash = ? AND used_by IS NULL", (code_hash,)) is not None
 
     def password_hash(self, user_id: int) -> str | None:
         """A user's password hash, if they have a password."""
@@ -586,6 +625,12 @@ class ArenaStore:
             c.execute("DELETE FROM sessions WHERE user_id = ?", (user_id,))
         return cur.rowcount
 
+    def revoke_token(self, token_hash: str) -> bool:
+        """Revoke one token (a client logging out); whether it was live."""
+        with self.tx() as c:
+            cur = c.execute("UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL", (now(), token_hash))
+        return cur.rowcount == 1
+
     def add_session(self, session_hash: str, user_id: int, csrf: str, expires_at: str) -> None:
         """Record a web session (its hash only)."""
         with self.tx() as c:
@@ -611,6 +656,8 @@ class ArenaStore:
         not valid, and then nothing is written."""
         try:
             with self.tx() as c:
+                if (other := _look_alike(c, "users", name)) is not None:
+                    raise _taken("user", name, other)
                 cur = c.execute("INSERT INTO users (name, password, created_at) VALUES (?, ?, ?)", (name, password_hash, now()))
                 assert cur.lastrowid is not None
                 uid = cur.lastrowid
@@ -671,10 +718,12 @@ class ArenaStore:
     def candidates(self) -> list[tuple[int, int, float, float, int, bool, float | None, float | None]]:
         """The active versions as the scheduler needs them: (id, owner, live mu, live sigma,
         tables, reference, official theta, its standard error in natural units), the last
-        two None before a refit has included the version."""
+        two None before a refit has included the version. A disabled user's versions are
+        never among them."""
         return [(int(i), int(u), float(m), float(s), int(t), bool(r), th, se) for i, u, m, s, t, r, th, se in self._all(
             "SELECT v.id, b.user_id, v.mu, v.sigma, v.tables, v.reference, o.theta, o.se / ? FROM versions v "
-            "JOIN bots b ON b.id = v.bot_id LEFT JOIN official o ON o.version_id = v.id WHERE v.status = 'active'",
+            "JOIN bots b ON b.id = v.bot_id JOIN users u ON u.id = b.user_id LEFT JOIN official o ON o.version_id = v.id "
+            "WHERE v.status = 'active' AND u.disabled = 0",
             (_ELO,),
         )]
 
@@ -701,13 +750,42 @@ class ArenaStore:
             c.execute(BUMP_BOARD, (BOARD_GEN,))
 
     def uploads_since(self, user_id: int, since: str) -> int:
-        """How many versions a user uploaded since ``since`` (refused uploads are counted by
-        the caller: they leave no version)."""
+        """How many versions a user uploaded since ``since``, the rejected ones they deleted
+        included (refused uploads are counted by the caller: they leave no version)."""
         row = self._one(
             "SELECT count(*) FROM versions v JOIN bots b ON b.id = v.bot_id WHERE b.user_id = ? AND v.uploaded_at >= ?",
             (user_id, since),
         )
-        return int(row[0])
+        deleted = json.loads(self.meta(f"{DELETED_UPLOADS}{user_id}", "[]"))
+        return int(row[0]) + sum(1 for t in deleted if t >= since)
+
+    def delete_rejected(self, version_id: int) -> Version:
+        """Delete a rejected version's row (and its bot's, when it was the bot's last version);
+        return it, so the caller removes its files. Its upload still counts toward the day's
+        limit: deleting is no way round it."""
+        with self.tx() as c:
+            v = self.version(version_id)
+            if v.status != "rejected":
+                raise Conflict(f"version {v.label} is {v.status}: only a rejected version can be deleted (withdraw it instead)")
+            key = f"{DELETED_UPLOADS}{v.owner_id}"
+            row = c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            day_ago = ago(86_400)
+            kept = [t for t in json.loads(row[0] if row else "[]") if t >= day_ago] + [v.uploaded_at]
+            c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, json.dumps(kept)))
+            c.execute("DELETE FROM versions WHERE id = ?", (version_id,))
+            c.execute("DELETE FROM bots WHERE name = ? AND NOT EXISTS (SELECT 1 FROM versions WHERE bot_id = bots.id)", (v.bot,))
+            c.execute(BUMP_BOARD, (BOARD_GEN,))
+        return v
+
+    def rejected_twin(self, user_id: int, sha256: str) -> Version | None:
+        """The user's newest version rejected for its content whose files hash to ``sha256``
+        (an identical re-upload would be rejected again), or None."""
+        rows = self._all(
+            f"SELECT {_VERSION_COLUMNS} FROM {_VERSION_FROM} WHERE b.user_id = ? AND v.sha256 = ? AND v.status = 'rejected' "
+            "AND v.reason NOT LIKE ? ORDER BY v.id DESC LIMIT 1",
+            (user_id, sha256, ARENA_FAILURE + "%"),
+        )
+        return Version(*rows[0]) if rows else None
 
     def bot_owner(self, name: str) -> int | None:
         """The user id owning bot ``name``, or None if no one has it yet."""
@@ -728,6 +806,8 @@ class ArenaStore:
         with self.tx() as c:
             row = c.execute("SELECT id, user_id FROM bots WHERE name = ?", (bot,)).fetchone()
             if row is None:
+                if (other := _look_alike(c, "bots", bot)) is not None:
+                    raise _taken("bot", bot, other)
                 cur = c.execute("INSERT INTO bots (user_id, name, created_at) VALUES (?, ?, ?)", (user_id, bot, now()))
                 bot_id = cur.lastrowid
             elif int(row[1]) != user_id:
@@ -752,10 +832,15 @@ class ArenaStore:
         """Move a version to ``status`` (with the reason, for a rejection or disqualification).
 
         A version that becomes active retires its bot's active versions beyond the newest
-        :attr:`~referee.ladder.settings.ArenaSettings.live_versions`.
+        :attr:`~referee.ladder.settings.ArenaSettings.live_versions`; one whose user was
+        disabled meanwhile (while it was validated) is withdrawn instead, and never plays.
         """
         assert status in STATUSES
         with self.tx() as c:
+            if status == "active" and c.execute(
+                f"SELECT u.disabled FROM {_VERSION_FROM} WHERE v.id = ?", (version_id,)
+            ).fetchone() == (1,):
+                status, reason = "withdrawn", "its user was disabled"
             c.execute("UPDATE versions SET status = ?, reason = ?, status_at = ? WHERE id = ?", (status, reason, now(), version_id))
             c.execute(BUMP_BOARD, (BOARD_GEN,))
             if report is not None:

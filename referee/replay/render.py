@@ -22,6 +22,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from referee.analysis.decisions import Judgement, MatchAnalysis, judgements_for
 from referee.game import Action, ActionKind, Card, RoundEnd
 from referee.replay.model import (
     ActionStep,
@@ -80,8 +81,11 @@ class _Glyphs:
 class _Painter:
     """Formats seats, cards and hands for one replay."""
 
-    def __init__(self, replay: Replay, symbols: bool, width: int) -> None:
+    def __init__(self, replay: Replay, symbols: bool, width: int, analysis: MatchAnalysis | None = None) -> None:
         self.replay = replay
+        #: The decisions' judgements this view may show, by log line (none without an analysis).
+        self.judged = judgements_for(analysis, replay.viewer) if analysis is not None else {}
+        self.unit = analysis.unit if analysis is not None else "lives"
         self.g = _Glyphs(symbols)
         seats = replay.header.seats
         # Every text from the log is shown through printable(): a name holding terminal
@@ -187,10 +191,19 @@ def _groups(steps: Sequence[Step]) -> Iterator[tuple[SectionKind, list[Step]]]:
         yield key[0], current
 
 
-def sections(replay: Replay, *, symbols: bool = True, width: int = 100, from_round: int | None = None) -> Iterator[Section]:
+def sections(
+    replay: Replay,
+    *,
+    symbols: bool = True,
+    width: int = 100,
+    from_round: int | None = None,
+    analysis: MatchAnalysis | None = None,
+) -> Iterator[Section]:
     """The replay cut into sections, in order, laid out for a console ``width`` wide;
-    ``from_round`` skips the rounds before it."""
-    p = _Painter(replay, symbols, width)
+    ``from_round`` skips the rounds before it. With ``analysis`` (of the same log), each
+    decision this view may judge (:func:`~referee.analysis.decisions.judgements_for`) gets a
+    line under it: the best action and what the one taken cost."""
+    p = _Painter(replay, symbols, width, analysis)
     yield Section("header", 0, 0, _header(p))
     viewer = replay.viewer
     for kind, steps in _groups(replay.steps):
@@ -224,11 +237,12 @@ def render(
     *,
     from_round: int | None = None,
     pause: Callable[[Section], bool] | None = None,
+    analysis: MatchAnalysis | None = None,
 ) -> None:
-    """Print the replay; after each turn, ``pause(section)`` may wait, and stop it by
-    returning False."""
+    """Print the replay (with ``analysis``, each decision's judgement under it); after each
+    turn, ``pause(section)`` may wait, and stop it by returning False."""
     symbols = supports_symbols(console)
-    for section in sections(replay, symbols=symbols, width=console.width, from_round=from_round):
+    for section in sections(replay, symbols=symbols, width=console.width, from_round=from_round, analysis=analysis):
         console.print(section.renderable, highlight=False)
         if pause is not None and section.kind == "turn" and not pause(section):
             return
@@ -396,6 +410,10 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
             hand = run[-1].hand
             after = Text(f" {g.arrow} ").append_text(p.hand(hand)) if hand is not None else Text()
             lines.append(p.row(margin(), p.seat(step.seat), phrase, after))
+            for a in run:
+                judged = p.judged.get(a.at.line)
+                if judged:
+                    lines.append(p.row(p.margin(), None, _judgement(p, a, judged)))
             if run[-1].action.kind is ActionKind.SWAP_WIDOW:
                 lines.append(p.row(p.margin("widow"), None, p.cards(run[-1].widow)))
         elif isinstance(step, RestockStep):
@@ -428,6 +446,35 @@ def _turn(p: _Painter, steps: Sequence[Step]) -> RenderableType:
             lines.append(p.row(margin(), p.seat(step.seat), t))
         i += 1
     return Group(*lines)
+
+
+_VIEW_WORD = {"seat": "seat's view", "deal": "deal's view"}
+_FLAG_STYLE = {"blunder": "bold red", "mistake": "yellow"}
+
+
+def _judgement(p: _Painter, a: ActionStep, judged: dict[str, Judgement]) -> Text:
+    """``→ discard: seat's view: best · deal's view: best discard 6♦, -0.38 ± 0.18 lives
+    (blunder: kept the wrong suit)``: under a step, one line per decision judged."""
+    t = Text(f"{p.g.arrow} {a.action.kind.name.lower().replace('_', ' ')}: ", style="dim")
+    for i, (view, j) in enumerate(judged.items()):
+        if i:
+            t.append(p.g.dot, style="dim")
+        t.append(f"{_VIEW_WORD.get(view, view)}: ", style="dim")
+        if j.loss == 0:
+            t.append("best", style="green")
+            continue
+        t.append("best ", style="dim")
+        best = j.best
+        t.append(str(best).split(f" {best.card}")[0] if best.card is not None else str(best))
+        if best.card is not None:
+            t.append(" ").append_text(p.card(best.card))
+            if best.widow_card is not None:
+                t.append(" ").append_text(p.card(best.widow_card))
+        style = _FLAG_STYLE.get(j.flag or "", "dim")
+        t.append(f", -{j.loss:.2f} ± {j.se:.2f} {p.unit}", style=style)
+        if j.flag:
+            t.append(f" ({j.flag}: {j.kind})", style=style)
+    return t
 
 
 def _end_title(p: _Painter, e: RoundEndStep) -> Text | None:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -27,6 +27,7 @@ from referee.ladder.accounts import FailureLimiter
 from referee.ladder.settings import load
 from referee.ladder.store import ArenaStore
 from referee.service import errors
+from referee.service.door import Door, DoorMiddleware
 from referee.service.routers import accounts, admin, bots, ladder, matches, pages, session
 
 #: The API's routers, one per area.
@@ -44,6 +45,8 @@ class ServiceConfig:
     ray: str | None = None
     #: Whether the lifespan runs the ladder (tests of the API alone may leave it out).
     ladder: bool = True
+    #: How the port is guarded: the host names answered, the proxies believed, the limits.
+    door: Door = field(default_factory=Door)
 
 
 class LadderProcess:
@@ -104,7 +107,7 @@ def create_app(config: ServiceConfig) -> FastAPI:
     folder = config.folder.resolve()
     settings = load(folder)
     ArenaStore.open(folder, settings=settings).close()  # a bad folder fails now, not at the first request
-    ladder_proc = LadderProcess(ServiceConfig(folder, config.jobs, config.ray, config.ladder))
+    ladder_proc = LadderProcess(replace(config, folder=folder))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -120,14 +123,21 @@ def create_app(config: ServiceConfig) -> FastAPI:
         version=__version__,
         summary="Bots for the card game 31 on a ladder that never stops: upload, validate, play, rate, replay.",
         lifespan=lifespan,
-        docs_url="/api/docs",
+        # No browsable docs page: FastAPI's loads its script from a CDN, outside the pages'
+        # Content-Security-Policy. The OpenAPI document stays at /openapi.json.
+        docs_url=None,
         redoc_url=None,
     )
     app.state.folder = folder
     app.state.settings = settings
     app.state.limiter = FailureLimiter(settings.failed_logins_per_minute, 60.0)
+    app.state.signups = FailureLimiter(settings.signups_per_hour, 3600.0, "too many sign-ups from this address")
+    app.state.refused_uploads = FailureLimiter(
+        settings.refused_uploads_per_hour, 3600.0, "too many of your uploads were refused in the last hour; fix the bot, then upload it again"
+    )
     app.state.ladder = ladder_proc
     errors.install(app)
+    app.add_middleware(DoorMiddleware, hosts=config.door.allowed_hosts(), upload_limit=settings.max_archive_bytes)
     for r in ROUTERS:
         app.include_router(r)
     app.include_router(pages.router)  # the web pages: no part of the API's schema

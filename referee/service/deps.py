@@ -51,33 +51,40 @@ def public() -> None:
 
 
 def client_address(request: Request) -> str:
-    """The caller's address, as the sign-in limit counts it."""
+    """The caller's address, as the sign-in limit counts it: the connection's, or the one a
+    trusted proxy forwarded (``arena serve --proxy``; uvicorn puts it in the request)."""
     return request.client.host if request.client else "?"
 
 
+def _refuse(limiter: FailureLimiter, client: str, message: str) -> NotSignedIn:
+    # A bad credential counts against its address, and once the address is over the limit
+    # is answered 429; a good one is checked first and never waits, whatever its address
+    # sent before.
+    limiter.check(client)
+    limiter.fail(client)
+    return NotSignedIn(message)
+
+
 def current_user(request: Request, store: Store) -> User:
-    """The signed-in caller (token or session), or 401. Failed attempts are rate-limited per address."""
+    """The signed-in caller (token or session), or 401. Failed attempts are rate-limited per
+    address; a valid token or session is never refused for them."""
     limiter: FailureLimiter = request.app.state.limiter
     client = client_address(request)
-    limiter.check(client)
     header = request.headers.get("authorization", "")
     user: User | None = None
     if header:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            limiter.fail(client)
-            raise NotSignedIn("the Authorization header must be 'Bearer TOKEN'")
+            raise _refuse(limiter, client, "the Authorization header must be 'Bearer TOKEN'")
         user = user_for_token(store, token.strip())
         if user is None:
-            limiter.fail(client)
-            raise NotSignedIn("that token is not valid (wrong, revoked, or its user is disabled); ask the arena's admin for a new one")
+            raise _refuse(limiter, client, "that token is not valid (wrong, revoked, or its user is disabled); ask the arena's admin for a new one")
         return user
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         found = store.user_for_session(hash_secret(cookie))
         if found is None:
-            limiter.fail(client)
-            raise NotSignedIn("your session has ended; sign in again")
+            raise _refuse(limiter, client, "your session has ended; sign in again")
         # A browser sends the cookie with any request to this site, so a request that changes
         # something must also carry the session's CSRF token, which only our own pages can read.
         if request.method not in SAFE_METHODS:
@@ -103,7 +110,12 @@ def admin(user: SignedIn) -> User:
 Admin = Annotated[User, Depends(admin)]
 
 
-def owned_version(version_id: Annotated[int, Path(ge=1)], user: SignedIn, store: Store) -> Version:
+#: The largest id a path or query may name: SQLite's largest integer (a larger one would
+#: not fit in a query, and names nothing).
+MAX_ID = 2**63 - 1
+
+
+def owned_version(version_id: Annotated[int, Path(ge=1, le=MAX_ID)], user: SignedIn, store: Store) -> Version:
     """The version in the path, if the caller owns it; 404 otherwise (also for an admin:
     a bot's files and output are its owner's alone)."""
     try:

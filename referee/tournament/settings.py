@@ -64,9 +64,16 @@ class SprtSettings:
     elo1: float = 10.0
     alpha: float = 0.05
     beta: float = 0.05
+    #: Take the luck of the cards out of each deal's score (a control variate,
+    #: :mod:`referee.analysis.luck`). Off when the table has no ``luck`` key (tests made
+    #: before it existed continue as they began); ``thirtyone sprt`` turns it on for new tests.
+    luck: bool = False
 
     def __post_init__(self) -> None:
         from referee.tournament.sprt import SprtError, SprtParams
+
+        if not isinstance(self.luck, bool):
+            raise SettingsError(f"[sprt] luck must be true or false, got {self.luck!r}")
 
         for name in (self.new, self.old, *self.field):
             check_bot_name(name)
@@ -83,12 +90,13 @@ class SprtSettings:
         return {
             "new": self.new, "old": self.old, "field": list(self.field),
             "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta,
+            **({"luck": True} if self.luck else {}),
         }
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> SprtSettings:
         """Read the ``[sprt]`` table back."""
-        known = {"new", "old", "field", "elo0", "elo1", "alpha", "beta"}
+        known = {"new", "old", "field", "elo0", "elo1", "alpha", "beta", "luck"}
         unknown = set(data) - known
         if unknown:
             raise SettingsError(f"unknown [sprt] setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
@@ -98,7 +106,7 @@ class SprtSettings:
             new=data["new"],
             old=data["old"],
             field=_name_list("[sprt] field", data.get("field", [])),
-            **{k: data[k] for k in ("elo0", "elo1", "alpha", "beta") if k in data},
+            **{k: data[k] for k in ("elo0", "elo1", "alpha", "beta", "luck") if k in data},
         )
 
 

@@ -52,6 +52,17 @@ likely distributions under the two constraints.
   fishtest's regularization plays for the pentanomial). Without it, simulated tests with no
   difference accepted H1 40% of the time; with it, 5.9% (alpha 5%, 800 simulated tests).
 
+**The luck taken out** (``control=True``; ``thirtyone sprt`` by default, docs/analysis.md):
+each deal also brings its luck ``c`` (:mod:`referee.analysis.luck`: NEW's mean luck minus
+OLD's, halved like the score), a number of mean zero whatever the bots do. The test then
+reads ``x - beta c``, with ``beta`` the least-squares slope of ``x`` on ``c`` over the deals so
+far (0 before :data:`CONTROL_AFTER` deals): the mean and the variance of that come from
+running sums of ``x``, ``c``, ``x^2``, ``c^2`` and ``x c``, so a deal still costs the same. The
+scores are no longer five-valued: the model is the normal one, at two seats its variance pulled towards
+1/16 by sixteen pseudo-deals (:data:`CONTROL_VARIANCE_PRIOR`; two let simulated tests on real
+two-seat deals err 9-11% of the time for a nominal 5%). The raw figures are kept beside
+(``SprtResult.extra["luck"]``).
+
 **Estimates** shown alongside: Elo from the mean deal score, its 95% interval from
 ``m +- z sqrt(v/N)`` (``z = norm.ppf(0.975)``) mapped through the same logistic curve, and the
 likelihood of superiority ``LOS = Phi((m - 1/2) / sqrt(v/N))``.
@@ -79,6 +90,16 @@ EMPTY_CELL = 1e-3
 #: of +-1/4 around the mean): with one or two deals seen, the sample variance is too often
 #: near 0 and the LLR leaps to a bound (40% wrong verdicts by simulation, against 5.9% so).
 VARIANCE_PRIOR = (2.0, 1.0 / 16.0)
+#: Deals before the control variate's coefficient is estimated (0 until then): with fewer,
+#: the slope fits noise.
+CONTROL_AFTER = 16
+#: The variance prior of a two-seat test with the luck taken out: more pseudo-deals than
+#: :data:`VARIANCE_PRIOR`. Its scores are two-seat deals whose sample variance is often far
+#: too small early on; with two pseudo-deals, simulated tests on real deals
+#: (benchmarks/bench_luck.py) gave 9-11% wrong verdicts for a nominal 5%, with sixteen
+#: 3.3-6.2%. (At larger tables the scores take many values and vary less: their test keeps
+#: :data:`VARIANCE_PRIOR`, which sixteen pseudo-deals of 1/16 would slow down.)
+CONTROL_VARIANCE_PRIOR = (16.0, 1.0 / 16.0)
 #: The smallest variance the normal model uses.
 MIN_VARIANCE = 1e-6
 #: Deal scores are clipped this far inside (0, 1) before they become Elo (no infinities).
@@ -155,15 +176,24 @@ def pentanomial_llr(counts: Sequence[float], elo0: float, elo1: float) -> float:
     return n * sum(p * (math.log(a) - math.log(b)) for p, a, b in zip(freqs, t0, t1, strict=True))
 
 
-def normal_llr(n: float, mean: float, variance: float, elo0: float, elo1: float, *, prior: bool = False) -> float:
+def normal_llr(
+    n: float,
+    mean: float,
+    variance: float,
+    elo0: float,
+    elo1: float,
+    *,
+    prior: bool = False,
+    prior_deals: tuple[float, float] = VARIANCE_PRIOR,
+) -> float:
     """The normal approximation of the GSPRT's LLR for ``n`` observations of mean ``mean``
     and variance ``variance``; with ``prior``, the variance is first pulled towards
-    :data:`VARIANCE_PRIOR` (as the test does)."""
+    ``prior_deals`` (pseudo-deals, their variance: :data:`VARIANCE_PRIOR`, as the test does)."""
     if n <= 0:
         return 0.0
     s0, s1 = score_of_elo(elo0), score_of_elo(elo1)
     if prior:
-        k, v0 = VARIANCE_PRIOR
+        k, v0 = prior_deals
         variance = (n * variance + k * v0) / (n + k)
     v = max(variance, MIN_VARIANCE)
     return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * v)
@@ -281,16 +311,35 @@ class SequentialTest:
     ``max_deals`` ends the test undecided when it is reached without a verdict.
     """
 
-    def __init__(self, params: SprtParams, model: Model, max_deals: int | None = None) -> None:
+    def __init__(
+        self,
+        params: SprtParams,
+        model: Model,
+        max_deals: int | None = None,
+        *,
+        control: bool = False,
+        prior: tuple[float, float] | None = None,
+    ) -> None:
         if model not in ("pentanomial", "normal"):
             raise SprtError(f"model must be 'pentanomial' or 'normal', got {shown(model)}")
+        if control and model != "normal":
+            raise SprtError("a test with a control variate (the luck taken out) uses the normal model")
         self.params = params
         self.model: Model = model
         self.max_deals = max_deals
+        #: Each deal comes with a control variate (its luck, mean zero): see :meth:`add`.
+        self.control = control
+        #: The normal model's variance prior (pseudo-deals, their variance): by default
+        #: :data:`CONTROL_VARIANCE_PRIOR` with a control, else :data:`VARIANCE_PRIOR`.
+        self.prior = prior if prior is not None else CONTROL_VARIANCE_PRIOR if control else VARIANCE_PRIOR
         self.lower, self.upper = params.bounds
         self.n = 0
         self._sum = 0.0
         self._sumsq = 0.0
+        # The control's sums: of c, c squared, and x times c.
+        self._csum = 0.0
+        self._csq = 0.0
+        self._xc = 0.0
         self.counts = [0, 0, 0, 0, 0]
         self.llr = 0.0
         self.verdict: Verdict = "undecided"
@@ -306,24 +355,71 @@ class SequentialTest:
         return self.decided or (self.max_deals is not None and self.n >= self.max_deals)
 
     @property
-    def mean(self) -> float:
-        """Mean deal score so far (1/2 before any)."""
+    def raw_mean(self) -> float:
+        """Mean deal score so far, the luck left in (1/2 before any)."""
         return self._sum / self.n if self.n else 0.5
 
     @property
-    def variance(self) -> float:
-        """Variance of the deal scores so far (population form, as the GSPRT's MLE has it)."""
+    def raw_variance(self) -> float:
+        """Variance of the deal scores so far, the luck left in (population form)."""
         if not self.n:
             return 0.0
-        m = self.mean
+        m = self.raw_mean
         return max(self._sumsq / self.n - m * m, 0.0)
 
-    def add(self, x: float) -> Verdict:
-        """Take one deal's score (0 to 1); the verdict after it. A finished test takes no more."""
+    @property
+    def beta(self) -> float:
+        """The control variate's coefficient: the least-squares slope of the deal score on
+        the deal's luck so far (0 without a control, or before :data:`CONTROL_AFTER` deals)."""
+        n = self.n
+        if not self.control or n < CONTROL_AFTER:
+            return 0.0
+        mc = self._csum / n
+        var_c = self._csq / n - mc * mc
+        if var_c <= 1e-12:
+            return 0.0
+        return (self._xc / n - self.raw_mean * mc) / var_c
+
+    @property
+    def mean(self) -> float:
+        """Mean deal score so far (1/2 before any), less ``beta`` times the mean luck."""
+        if not self.n:
+            return 0.5
+        return self.raw_mean - self.beta * self._csum / self.n
+
+    @property
+    def variance(self) -> float:
+        """Variance of the deal scores so far (population form, as the GSPRT's MLE has it),
+        with the luck taken out: the variance of ``x - beta c``."""
+        if not self.n:
+            return 0.0
+        b = self.beta
+        if b == 0.0:
+            return self.raw_variance
+        n = self.n
+        mc = self._csum / n
+        var_c = self._csq / n - mc * mc
+        cov = self._xc / n - self.raw_mean * mc
+        return max(self.raw_variance - 2 * b * cov + b * b * var_c, 0.0)
+
+    def add(self, x: float, luck: float | None = None) -> Verdict:
+        """Take one deal's score (0 to 1) and, in a test with a control, the deal's luck (a
+        number of mean zero whatever the bots do); the verdict after it. A finished test
+        takes no more."""
         if self.finished:
             raise SprtError("the test is over; it takes no more deals")
-        if not 0.0 <= x <= 1.0:
+        if not math.isfinite(x) or (self.model == "pentanomial" and not 0.0 <= x <= 1.0):
+            # The normal model reads only the mean and the variance: a simulation may move
+            # scores past the ends to set their mean.
             raise SprtError(f"a deal score is between 0 and 1, got {x}")
+        if self.control:
+            if luck is None or not math.isfinite(luck):
+                raise SprtError(f"this test takes each deal's luck with its score, got {luck}")
+            self._csum += luck
+            self._csq += luck * luck
+            self._xc += x * luck
+        elif luck is not None:
+            raise SprtError("this test has no control variate: give the deal score alone")
         if self.model == "pentanomial":
             i = round(x * 4)
             if abs(i / 4 - x) > 1e-9:
@@ -336,7 +432,7 @@ class SequentialTest:
         if self.model == "pentanomial":
             self.llr = pentanomial_llr(self.counts, p.elo0, p.elo1)
         else:
-            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1, prior=True)
+            self.llr = normal_llr(self.n, self.mean, self.variance, p.elo0, p.elo1, prior=True, prior_deals=self.prior)
         if self.llr >= self.upper:
             self.verdict = "H1"
         elif self.llr <= self.lower:
@@ -344,9 +440,26 @@ class SequentialTest:
         return self.verdict
 
     def result(self, **extra: Any) -> SprtResult:
-        """The test's state now."""
+        """The test's state now (with a control, ``extra["luck"]`` holds the raw figures)."""
         est = estimate(self.n, self.mean, self.variance)
         p = self.params
+        if self.control:
+            raw = estimate(self.n, self.raw_mean, self.raw_variance)
+            ratio = self.variance / self.raw_variance if self.raw_variance > 0 else 1.0
+
+            def num(v: float) -> float | None:
+                return round(v, 6) if math.isfinite(v) else None
+
+            extra = {
+                **extra,
+                "luck": {
+                    "beta": round(self.beta, 6),
+                    "raw_score": num(self.raw_mean),
+                    "raw_elo": num(raw.elo),
+                    "raw_interval": [num(raw.elo_low), num(raw.elo_high)],
+                    "variance_ratio": round(ratio, 4),
+                },
+            }
         return SprtResult(
             verdict=self.verdict,
             model=self.model,

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from referee.analysis.decisions import cached_analysis
 from referee.faults import LogError
 from referee.log import read_log
 from referee.replay.model import build_replay
@@ -140,12 +141,13 @@ def history_json(history: dict[str, list[RatingPoint]]) -> dict[str, Any]:
     return {"matches": total, "bots": {name: _thin(pts) for name, pts in sorted(history.items())}}
 
 
-def replay_views(path: Path) -> dict[str, Any]:
-    """Every view of one match: ``omni`` and each seat's (``"0"``, ``"1"``, ...)."""
+def replay_views(path: Path, analysis: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every view of one match: ``omni`` and each seat's (``"0"``, ``"1"``, ...); with
+    ``analysis`` (of this log), each view with the judgements it may show."""
     log = read_log(path)
-    views = {"omni": replay_to_json(build_replay(log, None))}
+    views = {"omni": replay_to_json(build_replay(log, None), analysis)}
     for seat in range(log.header.players):
-        views[str(seat)] = replay_to_json(build_replay(log, seat))
+        views[str(seat)] = replay_to_json(build_replay(log, seat), analysis)
     return views
 
 
@@ -422,8 +424,9 @@ class Source:
                 return str(key), int(seed)
         return None
 
-    def replay(self, mid: str, view: str) -> dict[str, Any]:
-        """One view (``omni`` or a seat number) of match ``mid``, as JSON data."""
+    def replay(self, mid: str, view: str, *, analysis: bool = False) -> dict[str, Any]:
+        """One view (``omni`` or a seat number) of match ``mid``, as JSON data (with
+        ``analysis``, each decision judged: made once, then kept beside the log)."""
         path = self.log_path(mid)
         log = read_log(path)
         if view == "omni":
@@ -432,7 +435,8 @@ class Source:
             seat = int(view)
         else:
             raise NotFound(f"no view {view!r} of match {mid!r} (omni, or a seat from 0 to {log.header.players - 1})")
-        data = replay_to_json(build_replay(log, seat))
+        doc = cached_analysis(path) if analysis else None
+        data = replay_to_json(build_replay(log, seat), doc)
         data["id"] = mid
         return data
 

@@ -25,6 +25,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Any
 
+from referee.analysis.decisions import analysis_for_viewer
 from referee.game import ActionKind, Card
 from referee.game.actions import Action
 from referee.replay.model import (
@@ -311,17 +312,28 @@ def header_to_json(replay: Replay) -> dict[str, Json]:
     return data
 
 
-def replay_to_json(replay: Replay) -> dict[str, Json]:
-    """A replay (one point of view) as JSON: header, steps, one frame per step, and how it ends."""
+def replay_to_json(replay: Replay, analysis: dict[str, Json] | None = None) -> dict[str, Json]:
+    """A replay (one point of view) as JSON: header, steps, one frame per step, and how it ends.
+
+    With ``analysis`` (:func:`referee.analysis.decisions.analysis_to_dict` of the same log),
+    each action step this view may judge gets ``analysis``: by view (``seat``, ``deal``), the
+    best action and what the one taken cost; and the replay gets the summaries this view may
+    show (:func:`~referee.analysis.decisions.analysis_for_viewer`)."""
     h = replay.header
     table = _Table(h.players, h.rules.lives)
     steps: list[Json] = []
     frames: list[Json] = []
+    shown = analysis_for_viewer(analysis, replay.viewer) if analysis is not None else None
+    by_line = {d["line"]: d["views"] for d in shown["decisions"]} if shown is not None else {}
     for step in replay.steps:
         table.apply(step)
-        steps.append(step_to_json(step))
+        data = step_to_json(step)
+        if isinstance(step, ActionStep) and step.at.line in by_line:
+            data["analysis"] = by_line[step.at.line]
+        steps.append(data)
         frames.append(table.frame())
     return {
+        "analysis": None if shown is None else {k: v for k, v in shown.items() if k != "decisions"},
         "viewer": replay.viewer,
         "header": header_to_json(replay),
         "steps": steps,

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from referee.analysis.decisions import VIEWER_SAMPLES, analyse_log, analysis_to_dict
 from referee.faults import LogError
 from referee.tournament.store import StoreError
 from referee.web.data import HeldBack, NotFound, Page, Source, match_id, replay_views
@@ -102,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(src.matches(page))
             elif path.startswith("/api/replay/"):
                 mid = path[len("/api/replay/"):]
-                self._json(src.replay(mid, query.get("view", "omni")))
+                self._json(src.replay(mid, query.get("view", "omni"), analysis=query.get("analysis") in ("1", "true")))
             else:
                 self._error(HTTPStatus.NOT_FOUND, f"no such page: {path}")
         except NotFound as e:
@@ -177,10 +178,12 @@ def _page(data_scripts: str, *, inline: bool) -> str:
     return html
 
 
-def replay_html(log: Path) -> str:
-    """One self-contained page (style, script and data inline) replaying one match log."""
+def replay_html(log: Path, *, analyse: bool = False, samples: int = VIEWER_SAMPLES) -> str:
+    """One self-contained page (style, script and data inline) replaying one match log
+    (with ``analyse``, each decision judged beside its step)."""
     mid = match_id(log)
-    views = replay_views(log)
+    doc = analysis_to_dict(analyse_log(log, samples=samples)) if analyse else None
+    views = replay_views(log, doc)
     for v in views.values():
         v["id"] = mid
     data = {"mode": "single", "match": mid, "replays": {mid: views}}

@@ -22,6 +22,7 @@ import pytest
 
 from referee.ladder.accounts import FailureLimiter
 from referee.ladder.errors import TooMany
+from referee.ladder.store import ArenaStore
 from referee.service.app import api_routes
 from referee.service.deps import access_of
 from tests.arena.conftest import SAMPLES, Arena, cli, make_arena
@@ -127,9 +128,15 @@ BAD_UPLOADS = {
     "unpacked too large": ("big.tar.gz", _tgz([MANIFEST, BOT, ("data.txt", _words(200 * 1024))]), None, 413, "unpacks to more than"),
     "too many files": ("many.tgz", _tgz([MANIFEST, BOT, *[(f"f{i}.txt", b"x") for i in range(60)]]), None, 422, "more than 50 entries"),
     "zip bomb": ("bomb.zip", _zip([("bot.toml", MANIFEST[1], 0o644), ("zeros.bin", bytes(120 * 1024), 0o644)]), None, 422, "zip bomb"),
-    "symlink in a tar": ("link.tar.gz", _tgz([MANIFEST, BOT, _link("passwd", "/etc/passwd")]), None, 422, "is a link"),
-    "hard link in a tar": ("hard.tar.gz", _tgz([MANIFEST, BOT, _link("again.py", "bot.py", tarfile.LNKTYPE)]), None, 422, "is a link"),
-    "symlink in a zip": ("link.zip", _zip([("bot.toml", MANIFEST[1], 0o644), ("passwd", b"/etc/passwd", 0o120777)]), None, 422, "is a link"),
+    "symlink in a tar": ("link.tar.gz", _tgz([MANIFEST, BOT, _link("passwd", "/etc/passwd")]), None, 422, "passwd -> /etc/passwd: leads out"),
+    "hard link in a tar": ("hard.tar.gz", _tgz([MANIFEST, BOT, _link("again.py", "../bot.py", tarfile.LNKTYPE)]), None, 422, "leads out of the bot's folder"),
+    "symlink in a zip": ("link.zip", _zip([("bot.toml", MANIFEST[1], 0o644), ("passwd", b"/etc/passwd", 0o120777)]), None, 422, "leads out"),
+    "links out, all named": (
+        "links.tar.gz", _tgz([MANIFEST, BOT, _link("a", "../../x"), _link("sub/b", "../../y"), _link("c", "nothere.py")]), None, 422,
+        "holds 3 links the arena cannot take",
+    ),
+    "a loop of links": ("loop.tar.gz", _tgz([MANIFEST, BOT, _link("a", "b"), _link("b", "a")]), None, 422, "a loop of links"),
+    "a link to a folder": ("dir.tar.gz", _tgz([MANIFEST, BOT, ("lib/x.py", b"x"), _link("l", "lib")]), None, 422, "points at a folder"),
     "device": ("dev.tar.gz", _tgz([MANIFEST, BOT, _device("null")]), None, 422, "device or special file"),
     "absolute path": ("abs.tar.gz", _tgz([MANIFEST, BOT, ("/tmp/evil.py", b"x")]), None, 422, "absolute path"),
     "dot-dot": ("up.tar.gz", _tgz([MANIFEST, BOT, ("../evil.py", b"x")]), None, 422, "leads out of the bot's folder"),
@@ -200,8 +207,8 @@ def test_failed_sign_ins_are_limited_per_address() -> None:
     limiter.check("10.0.0.2")  # another address is not held back
 
 
-def _concrete(path: str, arena: Arena, key: str) -> str:
-    values = {"version_id": str(arena.junk), "key": key, "name": "greedy"}  # type: ignore[attr-defined]
+def _concrete(path: str, arena: Arena, key: str, version_id: int | None = None) -> str:
+    values = {"version_id": str(version_id or arena.junk), "key": key, "name": "greedy"}  # type: ignore[attr-defined]
     if path.startswith("/api/v1/admin/users/"):
         values["name"] = "victim"
     return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
@@ -218,6 +225,24 @@ EXPECTED = {
     "owner-seat": {"none": 401, "wrong": 401, "revoked": 401, "other": "allowed", "stranger": 404, "owner": "allowed", "admin": 404},
     "admin": {"none": 401, "wrong": 401, "revoked": 401, "other": 403, "stranger": 403, "owner": 403, "admin": "allowed"},
 }
+
+
+def _rejected_version(arena: Arena, user: str, bot: str) -> int:
+    """A version recorded straight in the store and rejected at once (never active, so the
+    ladder never seats it; were the validator to claim it first, it would reject it too)."""
+    with ArenaStore.open(arena.folder) as store:
+        staged = store.folder / "uploads" / f"staged-{bot}"
+        staged.mkdir()
+        (staged / "bot.py").write_text("")
+
+        def place(vid: int) -> str:
+            staged.rename(store.folder / "versions" / str(vid))
+            return f"versions/{vid}"
+
+        v = store.add_version(store.user_named(user).id, bot, place=place, command="python bot.py", sha256="", n_files=1,
+                              size=0, source="bot.py", mu=25.0, sigma=8.0)
+        store.set_status(v.id, "rejected", "a test's")
+    return v.id
 
 
 def test_every_route_with_every_kind_of_caller(arena: Arena) -> None:
@@ -243,13 +268,24 @@ def test_every_route_with_every_kind_of_caller(arena: Arena) -> None:
         "owner": {"Authorization": f"Bearer {arena.tokens['alice']}"},
         "admin": {"Authorization": f"Bearer {arena.tokens['admin']}"},
     }
+    # Two routes end something: deleting a rejected version gets one of its own (alice's
+    # junk stays for the tests below), and revoking "the token this request carries" gets
+    # fresh tokens, so that every caller keeps their own.
+    doomed = _rejected_version(arena, "alice", "doomed")
+
+    def fresh() -> dict[str, dict[str, str]]:
+        made = {c: {"Authorization": f"Bearer {arena.api('POST', '/api/v1/me/tokens', u).json()['token']}"}
+                for c, u in (("other", "bob"), ("stranger", "carol"), ("owner", "alice"), ("admin", "admin"))}
+        return {**headers, **made}
+
     seen = set()
     for route in routes:
         level = access_of(route)
-        path = _concrete(route.path, arena, key)
         for method in sorted(route.methods - {"HEAD"}):
+            path = _concrete(route.path, arena, key, doomed if method == "DELETE" else None)
+            sent = fresh() if (method, route.path) == ("DELETE", "/api/v1/me/token") else headers
             for caller, want in EXPECTED[level].items():
-                r = arena.api(method, path, headers=headers[caller])
+                r = arena.api(method, path, headers=sent[caller])
                 got = r.status_code
                 ok = got not in (401, 403, 404) if want == "allowed" else got == want
                 assert ok, f"{method} {path} ({level}) as {caller}: {got} {r.text[:200]}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.analysis.luck import LUCK_FILE
 from referee.tournament.schedule import (
     build_schedule,
     build_sprt_schedule,
@@ -192,7 +193,9 @@ def _json_of(stdout: str) -> dict[str, object]:
 
 
 #: A quick, deterministic test: threshold against random (seeded by the match), decided in ~20 deals.
-QUICK = ("threshold", "random", "--seed", "11", "--elo1", "60", "--budget-ms", "100", "--sandbox", SANDBOX, "--json")
+# The raw scores: the pentanomial model takes some deals to decide, so that the kill lands
+# mid-test (a test with the luck taken out resumes through test_a_short_test_...).
+QUICK = ("threshold", "random", "--seed", "11", "--elo1", "60", "--budget-ms", "100", "--sandbox", SANDBOX, "--json", "--no-luck")
 
 
 @pytest.mark.slow
@@ -257,6 +260,7 @@ def test_montecarlo_beats_threshold(tmp_path: Path) -> None:
     result = ok(
         "sprt", "montecarlo", "threshold", "--dir", tmp_path / "t", "--seed", "7", "--elo0", "-100", "--elo1", "40",
         "--rule", "lives=1", "--budget-ms", "150", "--max-deals", "200", "-j", "2", "--sandbox", SANDBOX, "--json",
+        "--no-luck",
     )
     data = _json_of(result.stdout)
     print(f"montecarlo vs threshold: {data['verdict']} after {data['deals']} deals, elo {data['elo']}, "
@@ -292,10 +296,22 @@ def test_a_short_test_stops_at_its_deal_limit(tmp_path: Path) -> None:
     )  # fmt: skip
     data = _json_of(result.stdout)
     assert data["deals"] == 2 and data["matches"] == 4 and data["finished"] is True, data
-    assert data["pentanomial"] is not None and sum(data["pentanomial"]) == 2  # type: ignore[arg-type]
-    assert sorted(r.key for r in stored_matches(tmp_path / "t")) == sorted(
-        f"greedy+random/d00{d}/r{r}" for d in range(2) for r in range(2)
-    )
+    keys = sorted(f"greedy+random/d00{d}/r{r}" for d in range(2) for r in range(2))
+    assert sorted(r.key for r in stored_matches(tmp_path / "t")) == keys
+    # The luck is taken out by default: the normal model, each match's luck kept once.
+    assert data["model"] == "normal" and data["pentanomial"] is None
+    luck = data["luck"]
+    assert isinstance(luck, dict) and luck["beta"] == 0 and luck["raw_score"] == data["score"]  # beta from deal 16 on
+    kept = [json.loads(line) for line in (tmp_path / "t" / LUCK_FILE).read_text().splitlines()]
+    assert sorted(k["key"] for k in kept) == keys and all(len(k["luck"]) == 2 for k in kept)
+    assert any(v != 0 for k in kept for v in k["luck"])
+    # Read again from the stored matches (as a resumed run does): the same test, the luck
+    # read from the file rather than measured again.
+    before = (tmp_path / "t" / LUCK_FILE).read_bytes()
+    with TournamentStore.open(tmp_path / "t", readonly=True) as store:
+        again = SprtMonitor.from_store(store).result().to_dict()
+    assert {k: again[k] for k in ("llr", "score", "deals", "luck")} == {k: data[k] for k in ("llr", "score", "deals", "luck")}
+    assert (tmp_path / "t" / LUCK_FILE).read_bytes() == before
 
 
 def test_bad_sprt_commands_are_refused(tmp_path: Path) -> None:

@@ -62,9 +62,10 @@ class Tab:
         """Whether any user text got in as markup."""
         return bool(self.page.evaluate("!!document.getElementById('injected') || window.pwned === 1 || document.querySelectorAll('#app script').length > 0"))
 
-    def shot(self, name: str) -> None:
-        """Screenshots of the page as it is, at both widths; neither may scroll sideways."""
-        docs = os.environ.get("THIRTYONE_DOCS_SHOTS") == "1"
+    def shot(self, name: str, *, for_docs: bool = True) -> None:
+        """Screenshots of the page as it is, at both widths; neither may scroll sideways.
+        ``for_docs=False``: never into docs/ (a page that shows a test's markup, say)."""
+        docs = for_docs and os.environ.get("THIRTYONE_DOCS_SHOTS") == "1"
         for tag, (w, h) in SIZES.items():
             self.page.set_viewport_size({"width": w, "height": h})
             self.page.wait_for_timeout(50)  # a layout pass, not a wait for an event
@@ -270,7 +271,8 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     assert row.query_selector("svg.spark").get_attribute("data-points") == "24"  # the latest 24 of 28
     assert t.page.text_content(f"#standings tr[data-version='{seeded.odd}'] td.name") == f"{MARKUP_NAME}.v1 (disqualified)"
     assert not t.injected()
-    t.shot("leaderboard")
+    # The README's picture is the slow test's ordinary board, not this one's escaping test.
+    t.shot("leaderboard-escaped", for_docs=False)
     row.query_selector("a.spark-link").click()
     t.page.wait_for_url(url + "/bots/sharp#ratings")
     t.page.wait_for_selector("#rating-plot")
@@ -299,7 +301,7 @@ def test_rating_history_head_to_head_and_the_admins_versions(quick_arena: tuple[
     # The bot's rank is its best active version's; the retired one shows its final figure.
     assert t.page.text_content("#bot-rank") == "Rank 1 (its best active version's)."
     v1 = [c.text_content() for c in t.page.query_selector_all(f"tr[data-version='{seeded.sharp1}'] td")]
-    assert v1[:3] == ["sharp.v1", "retired", "–"] and v1[3].isdigit()
+    assert v1[:3] == ["sharp.v1", "retired", "\u2013"] and v1[3].isdigit()
     t.shot("bot")
     # The bot whose name is markup has a page of its own, drawn as text.
     t.page.click(f"#head-to-head tr[data-opponent='{seeded.odd}'] a")
@@ -353,6 +355,34 @@ def test_only_a_finished_match_offers_its_output(quick_arena: tuple[Arena, str],
     assert t.page.query_selector("#no-output") is None
 
 
+def test_my_bots_deletes_a_rejected_version(quick_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = quick_arena
+    with ArenaStore.open(a.folder) as store:
+        staged = store.folder / "uploads" / "staged-oops"
+        staged.mkdir()
+        (staged / "bot.py").write_text("def act(:\n")
+
+        def place(vid: int) -> str:
+            staged.rename(store.folder / "versions" / str(vid))
+            return f"versions/{vid}"
+
+        oops = store.add_version(store.user_named("ada").id, "oops", place=place, command="python bot.py", sha256="",
+                                 n_files=1, size=10, source="bot.py", mu=25.0, sigma=8.0)
+        store.set_status(oops.id, "rejected", "SyntaxError: invalid syntax")
+    t = tabs(url)
+    sign_in(t, "ada")
+    t.go("/me")
+    row = f"tr[data-version='{oops.id}']"
+    t.page.wait_for_selector(f"{row} button.delete")
+    # Only the rejected version offers Delete.
+    assert len(t.page.query_selector_all("button.delete")) == 1
+    t.page.once("dialog", lambda d: d.accept())
+    t.page.click(f"{row} button.delete")
+    t.page.wait_for_selector(row, state="detached")
+    assert a.api("GET", "/api/v1/bots/oops").status_code == 404
+    assert not (a.folder / "versions" / str(oops.id)).exists()
+
+
 def _output_cells(t: Tab) -> dict[str, tuple[str, bool]]:
     """The matches on "My bots": each one's status and whether it links to its output."""
     out: dict[str, tuple[str, bool]] = {}
@@ -362,9 +392,28 @@ def _output_cells(t: Tab) -> dict[str, tuple[str, bool]]:
     return out
 
 
+def _seed_ordinary(folder: Path) -> None:
+    """Three bots of three users with a history, retired before the service starts (so the
+    ladder plays only the test's own): the leaderboard the README shows is an ordinary one."""
+    with ArenaStore.open(folder) as store:
+        names = (("kim", "hoarder"), ("lee", "plodder"), ("max", "maverick"))
+        vids = [fake_version(store, store.add_user(user).id, bot) for user, bot in names]
+        for i in range(8):
+            play_table(store, [vids[0], vids[1]], [[1, 2], [2, 1] if i % 3 else [1, 2]])
+            play_table(store, [vids[1], vids[2]], [[2, 1], [1, 2] if i % 2 else [2, 1]])
+            play_table(store, [vids[0], vids[2]], [[1, 2], [1, 2] if i % 4 else [2, 1]])
+        for vid in vids:
+            store.set_status(vid, "retired", "a newer version plays")
+
+
 @pytest.mark.slow
 def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs: Any) -> None:
-    a, url = _serve(make_arena(tmp_path / "arena"))
+    a = make_arena(tmp_path / "arena")
+    _seed_ordinary(a.folder)
+    # A refit every few seconds, so that the board pictured has official figures throughout.
+    toml = a.folder / "arena.toml"
+    toml.write_text(re.sub(r"^refit_every_s = .*$", "refit_every_s = 3", toml.read_text(), flags=re.M))
+    a, url = _serve(a)
     try:
         _two_users(a, url, tabs, tmp_path)
     finally:
@@ -400,14 +449,22 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
 
     def a_finished_deal() -> str | None:
         ms = httpx.get(url + "/api/v1/matches", params={"status": "done"}, timeout=30).json()
-        done = [m for m in ms if m.get("seed")]
+        done = [m for m in ms if m.get("seed") and "log" in m]  # (the seeded history has no logs)
         return done[0]["key"] if done else None
 
     key = poll_until("a match whose deal is finished", a_finished_deal, timeout_s=300, interval_s=1)
     # The leaderboard shows both, live; the filter by user keeps one.
     ann.go("/")
-    ann.page.wait_for_selector("#standings tr[data-version]")
-    ann.page.wait_for_selector("#standings tbody tr:nth-child(2)")
+    def refitted() -> bool:
+        rows = httpx.get(url + "/api/v1/standings", timeout=30).json()["standings"]
+        return {r["version"] for r in rows if r["official"]} >= {ann_v, ben_v}
+
+    poll_until("the official refit of both live versions", refitted, timeout_s=300, interval_s=1)
+    for v in (ann_v, ben_v):
+        ann.page.wait_for_selector(f"#standings tr[data-version='{v}']")
+    # (the page polls every three seconds: wait until it shows the refit, no live figure left)
+    ann.page.wait_for_function("![...document.querySelectorAll('#standings td')].some(td => td.textContent.trim().endsWith('*'))")
+    ann.shot("leaderboard")
     ann.page.select_option("#user-filter", "ben")
     ann.page.wait_for_selector("#standings tbody tr:only-child")
     # The match page: seats, the commitment and the revealed seed, the log, the replay.
@@ -422,6 +479,10 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.page.wait_for_selector(".felt")
     assert ann.page.get_attribute("#source", "href") == f"/matches/{key}"
     ann.shot("replay")
+    # Each decision judged beside its step, on request (docs/analysis.md).
+    ann.page.click("#analysis-link")
+    ann.page.wait_for_selector("#analysis-summary [data-summary]", timeout=120_000)
+    assert ann.page.get_attribute("#analysis-link", "href") == f"/matches/{key}/replay"
     ann.go("/matches")
     ann.page.wait_for_selector("#matches")
     ann.shot("matches")

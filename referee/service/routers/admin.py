@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 
 from referee.ladder.accounts import new_invite
 from referee.ladder.errors import NotFound
 from referee.ladder.store import STATUSES
-from referee.service.deps import Admin, Store, admin
+from referee.service.deps import MAX_ID, Admin, Store, admin
 from referee.service.views import version_admin, version_private
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"], dependencies=[Depends(admin)])
@@ -50,14 +50,14 @@ def versions(
     store: Store,
     status: Annotated[str | None, Query(pattern=f"^({'|'.join(STATUSES)})$")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    before: Annotated[int | None, Query(ge=1, description="Only versions of lower ids (the next page)")] = None,
+    before: Annotated[int | None, Query(ge=1, le=MAX_ID, description="Only versions of lower ids (the next page)")] = None,
 ) -> list[dict[str, Any]]:
     """Every version, newest first, with its owner, status and why it stopped (admin)."""
     return [version_admin(v) for v in store.versions(status=(status,) if status else (), limit=limit, before=before)]
 
 
 @router.post("/versions/{version_id}/disqualify")
-def disqualify(version_id: int, store: Store, reason: Annotated[str, Body(embed=True, max_length=500)] = "disqualified by an admin") -> dict[str, Any]:
+def disqualify(version_id: Annotated[int, Path(ge=1, le=MAX_ID)], store: Store, reason: Annotated[str, Body(embed=True, max_length=500)] = "disqualified by an admin") -> dict[str, Any]:
     """Disqualify a version: it plays no more; tables it sits at score it as absent (admin)."""
     try:
         v = store.version(version_id)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
-from referee.ladder.errors import ArenaError, BadUpload, NotFound, TooLarge
+from referee.ladder.errors import ArenaError, BadUpload, NotFound, TooLarge, TooMany
 from referee.ladder.uploads import accept_upload, human_size
 from referee.service.deps import OwnedVersion, SignedIn, Store, public
 from referee.service.views import (
@@ -27,11 +30,14 @@ async def _read_capped(request: Request, limit: int) -> bytes:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLarge(f"the upload is {human_size(int(declared))}; an upload may be at most {human_size(limit)}")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(f"the upload is over {human_size(limit)}; an upload may be at most {human_size(limit)}")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"the upload is over {human_size(limit)}; an upload may be at most {human_size(limit)}")
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone, or closed for sending too slowly: no one reads the answer
+        raise BadUpload("the upload was cut off before its end") from None
     return b"".join(chunks)
 
 
@@ -44,11 +50,21 @@ async def upload(
     name: Annotated[str | None, Query(max_length=100, description="The bot's name (default: the manifest's, or the file's)")] = None,
 ) -> dict[str, Any]:
     """Upload a new version of one of the caller's bots (signed-in): the body is the archive
-    or the Python file itself. It is queued for validation."""
-    data = await _read_capped(request, store.settings.max_archive_bytes)
-    if not data:
-        raise BadUpload("the upload is empty: send the archive or the .py file as the request's body")
-    v = accept_upload(store, user, filename, data, name=name)
+    or the Python file itself. It is queued for validation. Refused uploads count against a
+    limit of their own per user (``refused_uploads_per_hour``)."""
+    refused = request.app.state.refused_uploads
+    key = f"user:{user.id}"
+    refused.check(key)
+    try:
+        data = await _read_capped(request, store.settings.max_archive_bytes)
+        if not data:
+            raise BadUpload("the upload is empty: send the archive or the .py file as the request's body")
+        # Unpacking and hashing take a while: on a worker thread, not the event loop's.
+        v = await run_in_threadpool(accept_upload, store, user, filename, data, name=name)
+    except ArenaError as e:
+        if not isinstance(e, TooMany):
+            refused.fail(key)
+        raise
     return version_private(v)
 
 
@@ -83,6 +99,15 @@ def withdraw(v: OwnedVersion, store: Store) -> dict[str, Any]:
         raise ArenaError(f"version {v.label} is {v.status} already", code="conflict", status=409)
     store.set_status(v.id, "withdrawn", "withdrawn by its owner")
     return version_private(store.version(v.id))
+
+
+@router.delete("/versions/{version_id}")
+def delete_rejected(v: OwnedVersion, store: Store) -> dict[str, Any]:
+    """Delete one of the caller's rejected versions (owner): its entry and its files. It never
+    played; its upload still counts toward the day's limit."""
+    gone = store.delete_rejected(v.id)
+    shutil.rmtree(store.folder / gone.files, ignore_errors=True)
+    return {**version_private(gone), "deleted": True}
 
 
 @router.get("/bots/{name}", dependencies=[Depends(public)])

@@ -27,6 +27,8 @@ def ladder_state(store: Store) -> dict[str, Any]:
         "paused": store.paused,
         "matches": store.counts(),
         "settings": dict(store.settings.describe()),
+        # The same, as arena.toml's tables: what 'remote submit --check' validates with.
+        "config": store.settings.to_dict(),
     }
 
 

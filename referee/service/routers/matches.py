@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import FileResponse
 
 from referee.ladder.errors import NotFound
+from referee.ladder.paths import as_owner_sees
 from referee.service.deps import OwnSeats, Store, public
 from referee.service.views import match_view
 from referee.tournament.runner import output_dir_of, output_file_name
@@ -73,5 +74,7 @@ def match_output(found: OwnSeats, store: Store) -> dict[str, Any]:
         if path.is_file():
             with open(path, "rb") as f:
                 text = f.read(OUTPUT_BYTES).decode("utf-8", "replace")
+            # Tracebacks name the server's folders: shown relative to the bot's own.
+            text = as_owner_sees(text, store.folder / v.files, store.folder)
         out.append({"seat": s, "version": v.id, "label": v.label, "output": text})
     return {"key": m.key, "status": m.status, "seats": out}

@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from fastapi.responses import HTMLResponse
 
+from referee.analysis.decisions import cached_analysis
 from referee.ladder.errors import NotFound
 from referee.service.deps import Store
 from referee.web.data import replay_views
@@ -82,21 +83,30 @@ def _public_log(store: Any, key: str) -> Any:
 
 
 @router.get("/matches/{key}/replay")
-def replay_page(key: str, store: Store) -> Response:
-    """The local viewer's replay page for one finished match (its data in a script of its own)."""
+def replay_page(key: str, store: Store, analysis: bool = False) -> Response:
+    """The local viewer's replay page for one finished match (its data in a script of its
+    own); with ``?analysis=1``, each decision judged beside its step (docs/analysis.md)."""
     _public_log(store, key)
     html = viewer_text("index.html").replace('href="static/', 'href="/viewer/static/')
-    data = f'<script src="/matches/{key}/replay.js"></script>\n<script src="/viewer/static/app.js"></script>'
+    q = "?analysis=1" if analysis else ""
+    data = f'<script src="/matches/{key}/replay.js{q}"></script>\n<script src="/viewer/static/app.js"></script>'
     html = html.replace('<script src="static/app.js"></script>', data)
     html = html.replace('<span class="brand">', '<a class="brand" href="/">').replace("arena</span>", "arena</a>", 1)
-    html = html.replace('<span id="source"></span>', f'<a id="source" href="/matches/{key}">← match {key}: seats, seed, log</a>')
+    other = (
+        f' · <a id="analysis-link" href="/matches/{key}/replay">without the analysis</a>'
+        if analysis
+        else f' · <a id="analysis-link" href="/matches/{key}/replay?analysis=1">with each decision analysed</a>'
+    )
+    html = html.replace('<span id="source"></span>', f'<a id="source" href="/matches/{key}">← match {key}: seats, seed, log</a>{other}')
     return _send(html, "html")
 
 
 @router.get("/matches/{key}/replay.js")
-def replay_data(key: str, store: Store) -> Response:
-    """A finished match's replay, every view, as the viewer's single-match data script."""
-    views = replay_views(_public_log(store, key))
+def replay_data(key: str, store: Store, analysis: bool = False) -> Response:
+    """A finished match's replay, every view, as the viewer's single-match data script (with
+    ``?analysis=1``, the decisions judged: made once, then kept beside the log)."""
+    log = _public_log(store, key)
+    views = replay_views(log, cached_analysis(log) if analysis else None)
     for v in views.values():
         v["id"] = key
     data = {"mode": "single", "match": key, "replays": {key: views}}

@@ -198,9 +198,19 @@
     var input = el("input", Object.assign({ type: type, name: name, id: "f-" + name, required: true }, attrs || {}));
     return [el("label", { for: "f-" + name, text: label }), input, hint ? el("p", { cls: "hint", text: hint }) : null];
   }
+  // Where to go after signing in: a path of this site only. A path that starts "//" or "/\\"
+  // (a browser reads "\\" as "/") would leave for another host, as would a scheme; so the
+  // path must be plain (letters, digits and -._~/%?=&+ only) and must resolve to this origin.
+  function sameSitePath(next) {
+    if (!next || !/^\/(?![\/\\])[A-Za-z0-9\-._~\/%?=&+]*$/.test(next)) return null;
+    var url;
+    try { url = new URL(next, location.origin); } catch (e) { return null; }
+    // Whole, with this origin: a path such as "/.//x" resolves to "//x", which alone would
+    // name a host.
+    return url.origin === location.origin ? location.origin + url.pathname + url.search : null;
+  }
   function after() {
-    var next = new URLSearchParams(location.search).get("next") || "/me";
-    location.href = next.charAt(0) === "/" && next.charAt(1) !== "/" ? next : "/me";
+    location.href = sameSitePath(new URLSearchParams(location.search).get("next")) || "/me";
   }
   function showSignIn() {
     var err = el("p", { cls: "bad", id: "form-error", role: "alert" });
@@ -283,7 +293,12 @@
           canWithdraw ? el("button", { cls: "withdraw", "data-id": v.id, onclick: function () {
             if (!confirm("Withdraw " + v.label + "? It plays no more; its history stays.")) return;
             api("POST", "/api/v1/versions/" + v.id + "/withdraw").then(showMe, fail);
-          } }, "Withdraw") : null], "l"));
+          } }, "Withdraw") : null,
+          // A rejected version never played: its owner may remove it (and free the bot's name).
+          v.status === "rejected" ? el("button", { cls: "delete", "data-id": v.id, onclick: function () {
+            if (!confirm("Delete " + v.label + " and its files? It never played; its upload still counts toward today's limit.")) return;
+            api("DELETE", "/api/v1/versions/" + v.id).then(showMe, fail);
+          } }, "Delete") : null], "l"));
     });
     var details = versions.map(function (v) {
       return el("section", { id: "v" + v.id, cls: "version" },

@@ -116,7 +116,7 @@
       return Promise.resolve(localPage(DATA.matches || [], q));
     },
     replay: function (id, view) {
-      if (!DATA) return getJSON("api/replay/" + encodeURIComponent(id) + "?view=" + encodeURIComponent(view));
+      if (!DATA) return getJSON("api/replay/" + encodeURIComponent(id) + "?view=" + encodeURIComponent(view) + (state.analysis ? "&analysis=1" : ""));
       var listed = (DATA.matches || []).filter(function (m) { return m.id === id; })[0];
       if (listed && listed.held_back) {
         var e = new Error("the replay of match " + listed.key + " is " + HELD_BACK + ": every rotation of a deal is dealt the same cards, and another rotation of this one is still to be played");
@@ -146,7 +146,7 @@
 
   // ------------------------------------------------------------ routing
 
-  var state = { standings: null, signature: null, route: null, replay: null, timer: null };
+  var state = { standings: null, signature: null, route: null, replay: null, timer: null, analysis: false };
 
   function parseHash() {
     var h = location.hash.replace(/^#\/?/, "");
@@ -289,7 +289,13 @@
       var pts = bots[n] || [];
       if (!pts.length) return;
       function clip(v) { return Math.min(hi, Math.max(lo, v)); }
-      var held = pts;
+      // A fit holds until the next one, so it is drawn as steps: a slope between two fits
+      // would read as a trend between matches that no fit saw.
+      var held = [];
+      pts.forEach(function (p, i) {
+        if (i > 0) held.push([p[0], pts[i - 1][1], pts[i - 1][2], pts[i - 1][3]]);
+        held.push(p);
+      });
       var up = held.map(function (p) { return X(p[0]).toFixed(1) + "," + Y(clip(p[3])).toFixed(1); });
       var down = held.slice().reverse().map(function (p) { return X(p[0]).toFixed(1) + "," + Y(clip(p[2])).toFixed(1); });
       s.appendChild(svg("polygon", { points: up.concat(down).join(" "), fill: colors[n], "fill-opacity": "0.13", stroke: "none" }));
@@ -487,6 +493,13 @@
     var b = document.getElementById("play");
     if (b) { b.textContent = "⏸ pause"; b.classList.add("on"); }
   }
+  function toggleAnalysis() {
+    // Served only: a page written to a file carries the analysis it was made with, if any.
+    state.analysis = !state.analysis;
+    var b = document.getElementById("analysis-toggle");
+    if (b) { b.textContent = "analysing…"; b.disabled = true; }
+    switchView(state.replay.view);
+  }
   function switchView(view) {
     var r = state.replay;
     var line = r.data.steps.length ? r.data.steps[r.step].at.line : 0;
@@ -507,6 +520,10 @@
       h.labels.map(function (l, s) {
         return el("button", { cls: r.view === String(s) ? "on" : "", "data-view": String(s), onclick: function () { switchView(String(s)); } }, "seat " + s + ": " + l);
       }));
+    if (!DATA) {
+      add(views, el("button", { id: "analysis-toggle", cls: state.analysis ? "on" : "", title: "judge each decision against the position evaluator's best (docs/analysis.md)",
+        onclick: toggleAnalysis }, state.analysis ? "analysis: on" : "analysis: off"));
+    }
     var n = d.steps.length;
     var controls = el("div", { cls: "controls", id: "controls" },
       el("button", { id: "round-back", title: "previous round (↑)", onclick: function () { nextRound(-1); } }, "« round"),
@@ -523,6 +540,7 @@
       (h.seed !== null && h.seed !== undefined ? " · seed " + h.seed : "") +
       (d.viewer !== null ? " · as seen by " + label(d, d.viewer) + ": its own cards and the public table" : ""));
     var notes = [];
+    if (d.analysis) notes.push(analysisSummary(d));
     if (d.divergence) notes.push(el("p", { cls: "bad" }, "The log diverges from the game model: " + d.divergence));
     if (d.stops) notes.push(el("p", { cls: "warn" }, "Incomplete: the log " + d.stops + "."));
     var back = MODE === "single" ? null : el("p", null, el("a", { href: "#/matches" }, "← matches"));
@@ -662,6 +680,7 @@
       if (s.hand && s.hand.value !== null && s.hand.value !== undefined) add(out, " → " + num(s.hand.value));
       if (s.by_referee) add(out, el("span", { cls: "bad" }, " (played by the referee)"));
       if (s.latency_us !== null && s.latency_us !== undefined) add(out, el("span", { cls: "muted", "data-latency": String(s.latency_us) }, " · thought " + latencyText(s.latency_us)));
+      if (s.analysis) add(out, judgement(d, s.analysis));
     } else if (s.kind === "restock") {
       add(out, ["The stock is empty: the discard pile becomes a new stock of " + s.stock_size + " cards", s.top_discard ? [" (", cardText(s.top_discard), " stays face up)"] : ""]);
     } else if (s.kind === "fault") {
@@ -683,6 +702,37 @@
       add(out, s.text); // a kind this viewer does not draw itself
     }
     return out;
+  }
+
+  var VIEW_WORD = { seat: "seat's view", deal: "deal's view" };
+
+  // One decision judged (docs/analysis.md): per view, "best" or the best action and the
+  // expected loss of the one taken, flagged when it is a mistake or a blunder.
+  function judgement(d, views) {
+    var unit = d.analysis ? d.analysis.unit : "lives";
+    var out = el("span", { cls: "analysis", "data-analysis": "1" });
+    Object.keys(views).forEach(function (v, i) {
+      var j = views[v];
+      add(out, [i ? " · " : " — ", VIEW_WORD[v] || v, ": "]);
+      if (!j.loss) { add(out, el("span", { cls: "good", "data-view": v, "data-loss": "0" }, "best")); return; }
+      add(out, el("span", { cls: j.flag || "", "data-view": v, "data-loss": String(j.loss), "data-flag": j.flag || "" },
+        "best " + j.best + ", −" + fix(j.loss, 2) + " ± " + fix(j.se, 2) + " " + unit + (j.flag ? " (" + j.flag + ": " + j.kind + ")" : "")));
+    });
+    return out;
+  }
+
+  function analysisSummary(d) {
+    var a = d.analysis;
+    var box = el("div", { id: "analysis-summary", cls: "muted" }, "Analysis (reference policy " + a.policy + ", " + a.samples + " rollouts per action; mistake from " +
+      fix(a.thresholds.mistake, 2) + ", blunder from " + fix(a.thresholds.blunder, 2) + " " + a.unit + "): ");
+    (a.views || []).forEach(function (v) {
+      (a.summaries[v] || []).forEach(function (s) {
+        add(box, el("div", { "data-summary": v + "/" + s.seat }, VIEW_WORD[v] + ", " + label(d, s.seat) + ": " + fix(s.per_100, 1) + " " + a.unit +
+          " given away per 100 decisions, accuracy " + fix(s.accuracy, 0) + "%, " + s.mistakes + " mistakes, " + s.blunders + " blunders" +
+          (Object.keys(s.kinds).length ? "; most often: " + Object.keys(s.kinds).slice(0, 3).join(", ") : "")));
+      });
+    });
+    return box;
   }
 
   function endTitle(d, e) {
