@@ -68,7 +68,9 @@ def disqualify(version_id: Annotated[int, Path(ge=1, le=MAX_ID)], store: Store, 
 
 
 @router.post("/versions/{version_id}/reference")
-def mark_reference(version_id: int, store: Store, reference: Annotated[bool, Body(embed=True)] = True) -> dict[str, Any]:
+def mark_reference(
+    version_id: Annotated[int, Path(ge=1, le=MAX_ID)], store: Store, reference: Annotated[bool, Body(embed=True)] = True
+) -> dict[str, Any]:
     """Mark a version a reference bot, or not (``{"reference": false}``): the ladder caps a
     reference's share of tables at the arena's ``reference_share_pct`` of a fair share (admin)."""
     store.set_reference(version_id, reference)
