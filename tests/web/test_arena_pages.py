@@ -457,7 +457,7 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.go("/")
     def refitted() -> bool:
         rows = httpx.get(url + "/api/v1/standings", timeout=30).json()["standings"]
-        return {r["version"] for r in rows if r["official"]} >= {ann_v, ben_v}
+        return {r["version"] for r in rows if not r["provisional"]} >= {ann_v, ben_v}
 
     poll_until("the official refit of both live versions", refitted, timeout_s=300, interval_s=1)
     for v in (ann_v, ben_v):
