@@ -8,7 +8,11 @@ choice, in order:
    with the fewest (then the oldest), against opponents spread over the whole board: the
    board sorted by strength is cut into strata and each placement table takes its opponents
    from other strata, so a newcomer's first tables see the top, the middle and the bottom.
-2. **Information.** Otherwise the table whose result says most about the board's order.
+2. **Exposure below half a share.** A version that has had less than :attr:`Rules.min_share`
+   of its fair share of the window so far is seated next, with the partners worth most to
+   it (as below): every active version keeps playing, even one whose order is settled (or
+   looks it: a version misplaced by its placement would otherwise never be put right).
+3. **Information.** Otherwise the table whose result says most about the board's order.
    For two versions ``a`` and ``b`` with log-strengths ``theta`` (the official fit's, or the
    live figure's for a version no refit has seen yet) whose difference has standard error
    ``s``, the chance that the board has them the wrong way round is ``Phi(-|dtheta| / s)``;
