@@ -126,3 +126,59 @@ def test_covariance_gives_pair_differences() -> None:
     d = f.diff_se(0, 1)
     assert d > 0
     assert np.isclose(f.diff_se(0, 0), 0.0)
+
+
+def _lucky_board(seed: int, n: int, deals: int, weight: float) -> tuple[list[Outcome[int]], list[Outcome[int]]]:
+    """Matches whose placings follow strength plus each seat's luck of the cards (``weight``
+    times a measured, mean-zero luck), with and without the luck attached."""
+    rng = random.Random(seed)
+    strength = {i: rng.gauss(0, 0.7) for i in range(n)}
+    with_luck: list[Outcome[int]] = []
+    for d in range(deals):
+        players = rng.sample(range(n), 3)
+        luck = tuple(rng.gauss(0, 1) for _ in players)
+        shifted = {p: strength[p] + weight * u for p, u in zip(players, luck, strict=True)}
+        with_luck.append(Outcome(tuple(players), _draw(rng, shifted, players), d, luck))
+    return with_luck, [Outcome(o.players, o.placings, o.cluster) for o in with_luck]
+
+
+def test_luck_taken_out_narrows_the_interval_and_still_covers_the_truth() -> None:
+    """The luck as a control variate: intervals narrower than the raw fit's, covering the
+    strengths a very large raw sample settles on (the model's own truth) about 95% of the time."""
+    hits = total = 0
+    narrower = []
+    for seed in range(8):
+        lucky, raw = _lucky_board(200 + seed, 8, 400, 1.5)
+        truth = fit(_lucky_board(200 + seed, 8, 12_000, 1.5)[1]).ratings
+        adjusted, plain = fit(lucky).ratings, fit(raw).ratings
+        for k, r in adjusted.items():
+            hits += r.low <= truth[k].rating <= r.high
+            total += 1
+            narrower.append(r.se / plain[k].se)
+    assert 0.88 <= hits / total <= 0.995, hits / total
+    assert sum(narrower) / len(narrower) < 0.9
+
+
+def test_luck_unrelated_to_the_placings_changes_little() -> None:
+    _, raw = _lucky_board(7, 6, 300, 0.0)
+    rng = random.Random(8)
+    noise = [Outcome(o.players, o.placings, o.cluster, tuple(rng.gauss(0, 1) for _ in o.players)) for o in raw]
+    a, b = fit(raw).ratings, fit(noise).ratings
+    for k in a:
+        assert b[k].se == pytest.approx(a[k].se, rel=0.1)
+        assert abs(b[k].rating - a[k].rating) < a[k].se
+
+
+def test_luck_of_a_player_without_a_chance_adds_nothing() -> None:
+    """A player that always comes last, whatever its cards, keeps its interval when luck is
+    taken out (its luck moves nobody's chances)."""
+    rng = random.Random(3)
+    outs: list[Outcome[str]] = []
+    for d in range(60):
+        luck = (rng.gauss(0, 1), rng.gauss(0, 1), rng.gauss(0, 1))
+        top = (1, 2) if luck[0] + rng.gauss(0, 1) > luck[1] else (2, 1)
+        outs.append(Outcome(("a", "b", "z"), (*top, 3), d, luck))
+    plain = fit([Outcome(o.players, o.placings, o.cluster) for o in outs])
+    adjusted = fit(outs)
+    assert adjusted.diff_se("a", "b") < plain.diff_se("a", "b")
+    assert adjusted.ratings["z"].se == pytest.approx(plain.ratings["z"].se, rel=0.05)

@@ -33,6 +33,17 @@ def standings_rows(st: Standings) -> list[dict[str, Any]]:
                 "rating_low95": round(b.rating_low, 1) if b.rated else None,
                 "rating_high95": round(b.rating_high, 1) if b.rated else None,
                 "rating_se": round(b.rating_se, 2) if b.rated else None,
+                # With --luck the rating above has the luck of the cards taken out; these are
+                # the raw placings' figures.
+                **(
+                    {
+                        "rating_raw": round(b.raw_rating[0], 1) if b.rated else None,
+                        "rating_raw_low95": round(b.raw_rating[1], 1) if b.rated else None,
+                        "rating_raw_high95": round(b.raw_rating[2], 1) if b.rated else None,
+                    }
+                    if b.raw_rating is not None
+                    else {}
+                ),
                 "matches": b.matches,
                 "wins": b.wins,
                 "win_rate": round(b.win_rate, 4),
@@ -77,6 +88,8 @@ def standings_json(st: Standings, settings: TournamentSettings) -> str:
             "matches": st.matches,
             "progress": {"played": st.played, "scheduled": st.scheduled, "complete": st.complete},
             "unsandboxed": st.unsandboxed,
+            # Whether the ratings have the luck of the cards taken out (standings --luck).
+            "luck": st.luck,
             "disqualified": {b.name: b.disqualified for b in st.bots if b.disqualified is not None},
             "standings": standings_rows(st),
             "head_to_head": h2h,
@@ -111,7 +124,8 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
         caption.append(" · seed hidden until every scheduled match is played")
     caption.append(
         "\nrating (95% CI): Plackett-Luce fit of all placings; 1500 = the field's average, +400 = odds of 10 to 1"
-        "\nn: matches · place: mean placing · "
+        + ("\nluck out: the luck of the cards taken out of it (docs/analysis.md) · raw: the placings as they fell" if st.luck else "")
+        + "\nn: matches · place: mean placing · "
         + ("chips/m: mean net chips per match" if st.pot else "lives/rd: lives lost per round")
         + "\nT/C/I/M/S/L: timeouts/crashes/illegal/malformed/failed starts/late faults (strict) · "
         + "late: answers past the budget and bank, inside the grace"
@@ -123,7 +137,9 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
     t = Table(title=title, caption=caption, caption_justify="left")
     t.add_column("#", justify="right")
     t.add_column("bot", style="bold", no_wrap=True)
-    t.add_column("rating (95% CI)", justify="right", no_wrap=True)
+    t.add_column("rating (95% CI)" + (", luck out" if st.luck else ""), justify="right", no_wrap=True)
+    if st.luck:
+        t.add_column("raw (95% CI)", justify="right", no_wrap=True)
     t.add_column("n", justify="right")
     t.add_column("win (95% CI)", justify="right", no_wrap=True)
     t.add_column("place", justify="right")
@@ -140,6 +156,11 @@ def standings_table(st: Standings, settings: TournamentSettings, title: str = "S
             str(rank),
             Text(b.name) + Text(" DQ", style="bold red") if b.disqualified is not None else Text(b.name),
             f"{b.rating:.0f} ({b.rating_low:.0f}–{b.rating_high:.0f})" if b.rated else "–",  # noqa: RUF001
+            *(
+                [f"{b.raw_rating[0]:.0f} ({b.raw_rating[1]:.0f}–{b.raw_rating[2]:.0f})" if b.rated else "–"]  # noqa: RUF001
+                if st.luck and b.raw_rating is not None
+                else []
+            ),
             str(b.matches),
             f"{b.win_rate:.0%} ({b.win_low:.0%}–{b.win_high:.0%})" if b.matches else "–",  # noqa: RUF001
             f"{b.mean_placing:.2f}" if b.matches else "–",  # noqa: RUF001

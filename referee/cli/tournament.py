@@ -498,13 +498,27 @@ def standings_command(
     folder: DirArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV instead of a table.")] = False,
+    luck: Annotated[
+        bool,
+        typer.Option(
+            "--luck",
+            help="Take the luck of the cards out of the ratings (docs/analysis.md); the raw figures are shown "
+            "beside. Values each match's chance events once (about half a second a match), kept in luck.jsonl.",
+        ),
+    ] = False,
 ) -> None:
-    """Print the standings: ratings with uncertainty, win rates with 95% intervals, faults."""
+    """Print the standings: ratings with 95% intervals, win rates with 95% intervals, faults."""
     if as_json and as_csv:
         fail("choose one of --json and --csv")
     with _open(folder, readonly=True) as store:
         try:
-            st = tournament_standings(store)
+            if luck:
+                err.print(
+                    f"measuring the luck of the cards in {plural(len(store.done_keys()), 'match', 'matches')} "
+                    "(once each: kept in luck.jsonl)",
+                    highlight=False,
+                )
+            st = tournament_standings(store, luck=luck)
         except StoreError as e:
             fail(str(e))
         settings = store.settings

@@ -8,8 +8,9 @@ and their Wilson score intervals (SciPy) come from the same matches as the ratin
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from referee.ratings import BASE, Outcome, fit
@@ -48,6 +49,9 @@ class BotStanding:
     rating_low: float = BASE
     rating_high: float = BASE
     rating_se: float = 0.0
+    #: With the luck taken out (:attr:`Standings.luck`): the raw placings' rating and its
+    #: interval, for comparison; None otherwise.
+    raw_rating: tuple[float, float, float] | None = None
     win_low: float = 0.0
     win_high: float = 0.0
     #: Why the bot was disqualified; None if it was not.
@@ -116,6 +120,9 @@ class Standings:
     #: Whether the matches were played for a pot (``scoring="pot"``): the standings then
     #: also show each bot's mean net chips per match.
     pot: bool = False
+    #: Whether the ratings have the luck of the cards taken out (:mod:`referee.analysis.luck`
+    #: as a control variate); each bot's raw figure is then in :attr:`BotStanding.raw_rating`.
+    luck: bool = False
 
     @property
     def complete(self) -> bool:
@@ -147,9 +154,11 @@ def match_cluster(row: MatchRow) -> str:
     return f"{row.table_key}/{row.deal}"
 
 
-def outcomes(rows: Iterable[MatchRow]) -> list[Outcome[str]]:
-    """The matches as the rating fit takes them."""
-    return [Outcome(tuple(r.seats), tuple(r.placings), match_cluster(r)) for r in rows]
+def outcomes(rows: Iterable[MatchRow], luck: Mapping[str, tuple[float, ...]] | None = None) -> list[Outcome[str]]:
+    """The matches as the rating fit takes them, each with its seats' luck where ``luck``
+    (by match key) has it."""
+    lucks = luck or {}
+    return [Outcome(tuple(r.seats), tuple(r.placings), match_cluster(r), lucks.get(r.key)) for r in rows]
 
 
 def compute_standings(
@@ -161,6 +170,7 @@ def compute_standings(
     disqualified: dict[str, str] | None = None,
     unsandboxed: bool = False,
     pot: bool = False,
+    luck: Mapping[str, tuple[float, ...]] | None = None,
 ) -> Standings:
     """Standings from finished matches (``names`` adds bots that have not played yet).
 
@@ -168,6 +178,8 @@ def compute_standings(
     hold; ``disqualified`` maps a bot to the reason it was
     disqualified, and ``unsandboxed`` says the bots ran without a sandbox. ``pot`` says the
     rules score a pot (the ranking is by placings all the same; net chips are shown beside).
+    ``luck`` (each match's luck per seat, by key) takes the luck of the cards out of the
+    ratings; the raw ones are kept beside.
     """
     rows = sorted(rows, key=lambda r: r.key)
     table: dict[str, BotStanding] = {n: BotStanding(n) for n in names}
@@ -207,10 +219,13 @@ def compute_standings(
                     h.worse += 1
     for name, reason in (disqualified or {}).items():
         table.setdefault(name, BotStanding(name)).disqualified = reason
-    fitted = fit(outcomes(rows), list(table)).ratings
+    fitted = fit(outcomes(rows, luck), list(table)).ratings
+    raw = fit(outcomes(rows), list(table)).ratings if luck is not None else None
     for name, st in table.items():
         r = fitted[name]
         st.rating, st.rating_low, st.rating_high, st.rating_se = r.rating, r.low, r.high, r.se
+        if raw is not None:
+            st.raw_rating = (raw[name].rating, raw[name].low, raw[name].high)
         if st.matches:
             # Imported here: scipy.stats costs over a second, and every command (--help
             # included) imports this module.
@@ -220,7 +235,7 @@ def compute_standings(
             st.win_low, st.win_high = float(ci.low), float(ci.high)
     # Unrated bots last; then the best estimate first (its interval is shown beside it).
     ordered = sorted(table.values(), key=lambda b: (not b.rated, -b.rating, b.mean_placing, b.name))
-    return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed, pot=pot)
+    return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed, pot=pot, luck=luck is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,9 +288,22 @@ def tournament_rating_history(store: TournamentStore) -> dict[str, list[RatingPo
     return rating_history(store.matches(), names, order)
 
 
-def tournament_standings(store: TournamentStore) -> Standings:
+def match_lucks(store: TournamentStore, rows: Sequence[MatchRow]) -> dict[str, tuple[float, ...]]:
+    """Each match's luck per seat, measured from its log once and kept in the tournament's
+    ``luck.jsonl`` (shared with ``thirtyone sprt``); measured afresh each time where the
+    folder cannot be written. About half a second of CPU per match the first time."""
+    from referee.analysis.luck import LUCK_FILE, LuckCache
+
+    kept = store.folder / LUCK_FILE
+    writable = os.access(kept if kept.exists() else store.folder, os.W_OK)
+    cache = LuckCache(store.folder if writable else None, store.settings.seed)
+    return {r.key: cache.get(r.key, store.folder / r.log_path if r.log_path else None, len(r.seats)) for r in rows}
+
+
+def tournament_standings(store: TournamentStore, *, luck: bool = False) -> Standings:
     """The standings of a tournament as its store holds it: results, schedule size,
-    disqualifications, and whether its bots ran unsandboxed.
+    disqualifications, and whether its bots ran unsandboxed; ``luck`` takes the luck of the
+    cards out of the ratings (:func:`match_lucks`).
 
     Raises :class:`~referee.tournament.store.StoreError` for a database that cannot be read.
     """
@@ -293,6 +321,7 @@ def tournament_standings(store: TournamentStore) -> Standings:
         disqualified=store.disqualified(),
         unsandboxed=settings.sandbox == "off",
         pot=settings.rules.scoring == "pot",
+        luck=match_lucks(store, rows) if luck else None,
     )
     if settings.format == "sprt":
         # A sequential test is over at its verdict, long before its last scheduled deal; its
