@@ -785,7 +785,7 @@ class ArenaStore:
             "AND v.reason NOT LIKE ? ORDER BY v.id DESC LIMIT 1",
             (user_id, sha256, ARENA_FAILURE + "%"),
         )
-        return Version(*rows[0]) if rows else None
+        return _version(rows[0]) if rows else None
 
     def bot_owner(self, name: str) -> int | None:
         """The user id owning bot ``name``, or None if no one has it yet."""

@@ -303,8 +303,10 @@ LADDER = textwrap.dedent(
     folder, bot, want = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     create(folder, ArenaSettings(play=TournamentSettings(table_size=2, games=1, seed=0, sandbox="on")))
     with ArenaStore.open(folder) as store:
-        user, _ = add_user(store, "mallory")
-        for name, data in ((bot.name, bot.read_bytes()), ("plain.py", b"import sdk\\nfrom sample_bots.greedy import GreedyBot\\nsdk.run(GreedyBot)\\n")):
+        # Two owners: the ladder never seats two versions of one owner at a table.
+        mallory, _ = add_user(store, "mallory")
+        alice, _ = add_user(store, "alice")
+        for user, name, data in ((mallory, bot.name, bot.read_bytes()), (alice, "plain.py", b"import sdk\\nfrom sample_bots.greedy import GreedyBot\\nsdk.run(GreedyBot)\\n")):
             store.set_status(accept_upload(store, user, name, data).id, "active")
     played = []
 

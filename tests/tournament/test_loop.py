@@ -141,7 +141,8 @@ def test_the_whole_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     by_bot = {r[1]: r for r in rows[1:]}
     assert set(by_bot) == {"greedy", "mine", "random", "threshold"}
     for r in data["standings"]:
-        assert by_bot[r["bot"]][0] == str(r["rank"]) and by_bot[r["bot"]][5] == str(r["matches"])
+        column = rows[0].index("matches")
+        assert by_bot[r["bot"]][0] == str(r["rank"]) and by_bot[r["bot"]][column] == str(r["matches"])
 
     # Withdrawing: refused once a bot has played, allowed before.
     fails("withdraw", folder, "greedy", message="'greedy' has already played 9 matches")

@@ -463,7 +463,13 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     for v in (ann_v, ben_v):
         ann.page.wait_for_selector(f"#standings tr[data-version='{v}']")
     # (the page polls every three seconds: wait until it shows the refit, no live figure left)
-    ann.page.wait_for_function("![...document.querySelectorAll('#standings td')].some(td => td.textContent.trim().endsWith('*'))")
+    # (page.evaluate, not wait_for_function: that evaluates a string, which the pages' CSP forbids)
+    poll_until(
+        "the leaderboard showing no live figure",
+        lambda: not ann.page.evaluate("[...document.querySelectorAll('#standings td')].some(td => td.textContent.trim().endsWith('*'))"),
+        timeout_s=60,
+        interval_s=0.5,
+    )
     ann.shot("leaderboard")
     ann.page.select_option("#user-filter", "ben")
     ann.page.wait_for_selector("#standings tbody tr:only-child")
