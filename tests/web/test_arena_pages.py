@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from referee.ladder.accounts import add_user, set_password
+from referee.ladder.accounts import add_user, new_token, set_password
 from referee.ladder.store import ArenaStore
 from tests.arena.conftest import SAMPLES, Arena, fake_version, make_arena, play_table
 from tests.polling import poll_until
@@ -540,3 +540,181 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     assert ben.page.text_content(f"#v{ben_v} pre.report") == MARKUP
     for t in (ann, ben, out, boss):
         assert not t.injected()
+
+
+# ------------------------------------------------------------ a bot author's pages (issue 37)
+
+#: A rejected version's reason as the validator writes it: a traceback whose ^^^ marks a place.
+TRACEBACK = """Traceback (most recent call last):
+  File "bot.py", line 3, in <module>
+    def act(self, view) -> Action
+                                 ^
+SyntaxError: expected ':'"""
+#: The report of a version's validation, as check-bot prints its steps.
+REPORT = "ok   manifest\nok   starts and answers\nok   a match against the random bot"
+
+
+@dataclass(frozen=True)
+class Authored:
+    """The author arena's versions: flip.v1 retired with its own matches, flip.v2 active
+    with newer ones (more than a page of them), a rejected syntaxbot, and Dee's wall."""
+
+    flip1: int
+    flip2: int
+    wall: int
+    syntax: int
+    quick_match: str
+
+
+def _seed_author(folder: Path) -> Authored:
+    with ArenaStore.open(folder) as store:
+        cy, dee = store.add_user("cy"), store.add_user("dee")
+        store.add_user("eve")  # no bot at all
+        wall, flip1 = fake_version(store, dee.id, "wall"), fake_version(store, cy.id, "flip")
+        for i in range(12):
+            play_table(store, [flip1, wall], [[1, 2], [2, 1] if i % 3 else [1, 2]])
+        flip2 = fake_version(store, cy.id, "flip")  # retires flip.v1, as an upload does
+        keys = [k for i in range(12) for k in play_table(store, [flip2, wall], [[2, 1], [1, 2] if i % 2 else [2, 1]])]
+        store.set_status(flip2, "active", report=REPORT)
+        with store.tx() as c:  # a match quicker than the page's 0.1 s
+            c.execute("UPDATE matches SET duration_s = 0.03 WHERE key = ?", (keys[-1],))
+        # Only flip.v2 stays active: the ladder, with fewer active versions than seats, plays none.
+        store.set_status(wall, "withdrawn", "withdrawn by its owner")
+        staged = store.folder / "uploads" / "staged-syntaxbot"
+        staged.mkdir()
+        (staged / "bot.py").write_text("def act(self, view) -> Action\n")
+
+        def place(vid: int) -> str:
+            staged.rename(store.folder / "versions" / str(vid))
+            return f"versions/{vid}"
+
+        syntax = store.add_version(cy.id, "syntaxbot", place=place, command="python bot.py", sha256="", n_files=1, size=30,
+                                   source="bot.py", mu=25.0, sigma=8.0).id
+        store.set_status(syntax, "rejected", TRACEBACK)
+        set_password(store, cy, PASSWORD)
+    return Authored(flip1, flip2, wall, syntax, keys[-1])
+
+
+@pytest.fixture(scope="module")
+def author_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Arena, str]]:
+    a = make_arena(tmp_path_factory.mktemp("pages-author") / "arena")
+    a.seeded = _seed_author(a.folder)  # type: ignore[attr-defined]
+    a, url = _serve(a)
+    yield a, url
+    a.stop()
+
+
+def _now(t: Tab, vid: int) -> str:
+    return str(t.page.text_content(f"#v{vid} .now"))
+
+
+def test_my_bots_lists_each_versions_own_matches_and_reactivates(author_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = author_arena
+    s: Authored = a.seeded  # type: ignore[attr-defined]
+    # The bot's newest matches are all flip.v2's: flip.v1's own come from its own list.
+    own = httpx.get(url + "/api/v1/matches", params={"version": s.flip1, "limit": 20}).json()
+    assert len(own) == 20 and all(any(x["version"] == s.flip1 for x in m["seats"]) for m in own)
+    newest = httpx.get(url + "/api/v1/matches", params={"bot": "flip", "limit": 20}).json()
+    assert not any(x["version"] == s.flip1 for m in newest for x in m["seats"])
+    assert httpx.get(url + "/api/v1/matches", params={"version": s.flip1, "bot": "wall"}).status_code == 404
+    t = tabs(url)
+    sign_in(t, "cy")
+    t.go("/me")
+    t.page.wait_for_selector(f"#v{s.flip1}", state="attached")
+    # Every version's details folded; no upload note where nothing was uploaded.
+    assert t.page.eval_on_selector_all("details.version", "ds => ds.map(d => d.open)") == [False, False, False]
+    assert t.page.text_content("#upload-note") == ""
+    t.page.click(f"#v{s.flip1} > summary")
+    t.page.wait_for_selector(f"#v{s.flip1} .matches-of tbody tr")
+    rows = t.page.query_selector_all(f"#v{s.flip1} .matches-of tbody tr")
+    assert [r.query_selector("a[href^='/matches/']").text_content() for r in rows] == [m["key"] for m in own]
+    assert {r.query_selector("td.opponents").text_content().split(" (")[0] for r in rows} == {"wall.v1"}
+    assert "(1 file, 0 bytes)" in t.page.text_content(f"#v{s.flip1} .uploaded")
+    # A retired version says what is true now, offers Reactivate and no Withdraw.
+    assert _now(t, s.flip1) == "Retired: flip.v2 plays in its place. Reactivate brings it back (and retires flip.v2)."
+    assert t.page.text_content(f"#v{s.flip1} pre.reason") == "retired when flip.v2 became active"
+    flip1_row, flip2_row = f"tr[data-version='{s.flip1}']", f"tr[data-version='{s.flip2}']"
+    assert t.page.query_selector(f"{flip1_row} button.withdraw") is None and t.page.query_selector(f"{flip1_row} button.reactivate")
+    assert t.page.query_selector(f"{flip2_row} button.withdraw") and t.page.query_selector(f"{flip2_row} button.reactivate") is None
+    # The active version's validation report, folded in its details; a version that never
+    # played has no rating (a dash), not 0.
+    t.page.click(f"tr[data-version='{s.flip2}'] a[href='#v{s.flip2}']")
+    t.page.click(f"#v{s.flip2} details.report > summary")
+    assert t.page.text_content(f"#v{s.flip2} pre.report") == REPORT
+    assert [c.text_content() for c in t.page.query_selector_all(f"tr[data-version='{s.syntax}'] td")][3:6] == ["\u2013", "\u2013", "0"]
+    # Withdraw flip.v2: flip.v1 no longer claims that a newer version plays.
+    t.page.once("dialog", lambda d: d.accept())
+    t.page.click(f"{flip2_row} button.withdraw")
+    t.page.wait_for_selector(f"{flip2_row} .status.withdrawn")
+    assert _now(t, s.flip1) == "Retired: no version of flip plays now. Reactivate brings it back."
+    # Reactivate flip.v1 from the page; then flip.v2 through the API, which retires flip.v1.
+    t.page.click(f"{flip1_row} button.reactivate")
+    t.page.wait_for_selector(f"{flip1_row} .status.active")
+    assert _now(t, s.flip2) == "Withdrawn: flip.v1 plays in its place. Reactivate brings it back (and retires flip.v1)."
+    _token(a, "cy")
+    back = a.api("POST", f"/api/v1/versions/{s.flip2}/reactivate", "cy")
+    assert back.status_code == 200 and back.json()["status"] == "active", back.text
+    v1 = a.api("GET", f"/api/v1/versions/{s.flip1}", "cy").json()
+    assert (v1["status"], v1["reason"]) == ("retired", "retired when flip.v2 was reactivated")
+    # A rejected version cannot come back, nor one already active.
+    for vid, said in ((s.syntax, "failed its checks"), (s.flip2, "plays already")):
+        r = a.api("POST", f"/api/v1/versions/{vid}/reactivate", "cy")
+        assert r.status_code == 409 and "cannot be reactivated" in r.text and said in r.text, r.text
+
+
+def _token(a: Arena, user: str) -> None:
+    """Give ``user`` an API token, for ``a.api`` (once)."""
+    if user not in a.tokens:
+        with ArenaStore.open(a.folder) as store:
+            a.tokens[user] = new_token(store, store.user_named(user))
+
+
+def _header_height(t: Tab) -> float:
+    return float(t.page.eval_on_selector("#top", "e => e.getBoundingClientRect().height"))
+
+
+def test_pages_titles_not_found_header_and_the_admins_columns(author_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = author_arena
+    s: Authored = a.seeded  # type: ignore[attr-defined]
+    # An unknown path: a page to a browser, JSON to the API (and to a client that asks no page).
+    page = httpx.get(url + "/nosuchpage", headers={"Accept": "text/html,application/xhtml+xml"})
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html") and "<h1>Not found</h1>" in page.text
+    for path, accept in (("/api/v1/nosuch", "text/html"), ("/nosuchpage", "application/json")):
+        r = httpx.get(url + path, headers={"Accept": accept})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+    t = tabs(url)
+    t.allowed.append("404")  # (Chromium logs the 404s asked for here)
+    t.go("/nosuchpage")
+    assert t.page.text_content("h1") == "Not found" and "/nosuchpage" in t.page.text_content("#error")
+    assert t.page.title() == "Not found · Thirty-One arena"
+    # Every page its own title.
+    titles = {}
+    for path in ("/", "/matches", "/bots/flip", f"/matches/{s.quick_match}", "/signin", "/signup"):
+        t.go(path)
+        titles[path] = t.page.title()
+    assert len(set(titles.values())) == len(titles) and all(x.endswith("Thirty-One arena") for x in titles.values()), titles
+    # A user with no bot is said to have none; the matches' last column has a header.
+    t.go("/?user=eve")
+    assert t.page.text_content("#empty") == "eve has no bot on this board. Every user's bots."
+    t.go("/matches")
+    assert t.page.text_content("#matches thead th:last-child") == "replay"
+    # A match quicker than a tenth of a second is not "in 0.0 s".
+    t.go(f"/matches/{s.quick_match}")
+    assert t.page.text_content("#finished").endswith(" in <0.1 s")
+    # The header keeps its height once signed in (as an admin too: one more link).
+    out_height = _header_height(t)
+    sign_in(t, "boss")
+    assert _header_height(t) == out_height
+    # The admin's versions: Disqualify only on one that can play; names whole; tracebacks' lines kept.
+    t.go("/admin")
+    t.page.wait_for_selector("#admin-versions")
+    for row in t.page.query_selector_all("#admin-versions tbody tr"):
+        st = row.query_selector(".status").text_content()
+        assert (row.query_selector("button.disqualify") is not None) == (st in ("queued", "validating", "active")), st
+    syntax_row = f"#admin-versions tr[data-version='{s.syntax}']"
+    reason = t.page.query_selector(f"{syntax_row} td.reason")
+    assert reason.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap" and reason.text_content() == TRACEBACK
+    for width in (1280, 1000):
+        t.page.set_viewport_size({"width": width, "height": 800})
+        assert t.page.eval_on_selector(f"{syntax_row} a", "e => e.getClientRects().length") == 1, width  # one piece: unbroken
+    t.page.set_viewport_size({"width": 1280, "height": 800})
