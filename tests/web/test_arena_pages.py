@@ -340,7 +340,7 @@ def test_only_a_finished_match_offers_its_output(quick_arena: tuple[Arena, str],
     seeded: Seeded = a.seeded  # type: ignore[attr-defined]
     t = tabs(url)
     sign_in(t, "ada")
-    t.go("/me")
+    t.go(f"/me#v{seeded.sharp2}")  # (the fragment opens that version's details)
     t.page.wait_for_selector(f".matches-of tr:has(a[href='/matches/{seeded.given_up[0]}'])")
     statuses = _output_cells(t)
     # The newest first: the table given up, then the finished ones, each with its output.
@@ -403,7 +403,7 @@ def _seed_ordinary(folder: Path) -> None:
             play_table(store, [vids[1], vids[2]], [[2, 1], [1, 2] if i % 2 else [2, 1]])
             play_table(store, [vids[0], vids[2]], [[1, 2], [1, 2] if i % 4 else [2, 1]])
         for vid in vids:
-            store.set_status(vid, "retired", "a newer version plays")
+            store.set_status(vid, "retired", "retired when a newer version became active")
 
 
 @pytest.mark.slow
@@ -423,7 +423,7 @@ def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs:
 def _upload(t: Tab, path: Path) -> int:
     t.page.set_input_files("#f-file", str(path))
     t.page.click("#upload-form button[type=submit]")
-    t.page.wait_for_selector("#upload-note:has-text('queued for validation')")
+    t.page.wait_for_selector("#upload-note:has-text('uploaded ')")
     return int(t.page.get_attribute("tr[data-version]", "data-version"))
 
 
@@ -446,6 +446,8 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     # The page refreshes itself while a version validates: wait for "active" on it.
     for t, v in ((ann, ann_v), (ben, ben_v)):
         t.page.wait_for_selector(f"tr[data-version='{v}'] .status.active", timeout=240_000)
+        # Its row says it all now: the upload's note is gone.
+        assert t.page.text_content("#upload-note") == ""
 
     def a_finished_deal() -> str | None:
         ms = httpx.get(url + "/api/v1/matches", params={"status": "done"}, timeout=30).json()
@@ -490,7 +492,7 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.page.wait_for_selector("#head-to-head")
     ann.page.wait_for_selector("#rating-plot path.history")
     # Each reads their own bot's output; Ben's markup is text.
-    ben.go("/me")
+    ben.go(f"/me#v{ben_v}")
     ben.page.wait_for_selector(".output-link")
     # The ladder schedules a table's rotations together: those not played yet offer no output.
     assert all(status == "done" for status, has in _output_cells(ben).values() if has)
@@ -535,9 +537,9 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     # An admin's reason, with markup, reaches the owner's page as text.
     r = a.api("POST", f"/api/v1/admin/versions/{ben_v}/disqualify", "boss", json={"reason": MARKUP})
     assert r.status_code == 200, r.text
-    ben.go("/me")
-    ben.page.wait_for_selector(f"#v{ben_v} pre.report")
-    assert ben.page.text_content(f"#v{ben_v} pre.report") == MARKUP
+    ben.go(f"/me#v{ben_v}")
+    ben.page.wait_for_selector(f"#v{ben_v} pre.reason")
+    assert ben.page.text_content(f"#v{ben_v} pre.reason") == MARKUP
     for t in (ann, ben, out, boss):
         assert not t.injected()
 
