@@ -340,7 +340,8 @@ def test_only_a_finished_match_offers_its_output(quick_arena: tuple[Arena, str],
     seeded: Seeded = a.seeded  # type: ignore[attr-defined]
     t = tabs(url)
     sign_in(t, "ada")
-    t.go(f"/me#v{seeded.sharp2}")  # (the fragment opens that version's details)
+    t.go("/me")
+    t.page.click(f"#v{seeded.sharp2} > summary")
     t.page.wait_for_selector(f".matches-of tr:has(a[href='/matches/{seeded.given_up[0]}'])")
     statuses = _output_cells(t)
     # The newest first: the table given up, then the finished ones, each with its output.
@@ -492,7 +493,8 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.page.wait_for_selector("#head-to-head")
     ann.page.wait_for_selector("#rating-plot path.history")
     # Each reads their own bot's output; Ben's markup is text.
-    ben.go(f"/me#v{ben_v}")
+    ben.go("/me")
+    ben.page.click(f"#v{ben_v} > summary")
     ben.page.wait_for_selector(".output-link")
     # The ladder schedules a table's rotations together: those not played yet offer no output.
     assert all(status == "done" for status, has in _output_cells(ben).values() if has)
@@ -537,7 +539,8 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     # An admin's reason, with markup, reaches the owner's page as text.
     r = a.api("POST", f"/api/v1/admin/versions/{ben_v}/disqualify", "boss", json={"reason": MARKUP})
     assert r.status_code == 200, r.text
-    ben.go(f"/me#v{ben_v}")
+    ben.go("/me")
+    ben.page.click(f"#v{ben_v} > summary")
     ben.page.wait_for_selector(f"#v{ben_v} pre.reason")
     assert ben.page.text_content(f"#v{ben_v} pre.reason") == MARKUP
     for t in (ann, ben, out, boss):
@@ -632,6 +635,8 @@ def test_my_bots_lists_each_versions_own_matches_and_reactivates(author_arena: t
     assert [r.query_selector("a[href^='/matches/']").text_content() for r in rows] == [m["key"] for m in own]
     assert {r.query_selector("td.opponents").text_content().split(" (")[0] for r in rows} == {"wall.v1"}
     assert "(1 file, 0 bytes)" in t.page.text_content(f"#v{s.flip1} .uploaded")
+    assert t.page.text_content(f"#v{s.flip1} > summary") == "flip.v1 retired 24 matches played"
+    assert t.page.text_content(f"#v{s.syntax} > summary") == "syntaxbot.v1 rejected 0 matches played yet"
     # A retired version says what is true now, offers Reactivate and no Withdraw.
     assert _now(t, s.flip1) == "Retired: flip.v2 plays in its place. Reactivate brings it back (and retires flip.v2)."
     assert t.page.text_content(f"#v{s.flip1} pre.reason") == "retired when flip.v2 became active"

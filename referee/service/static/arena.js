@@ -303,7 +303,7 @@
       (playing.length ? playing.join(", ") + (playing.length > 1 ? " play" : " plays") + " in its place. " : "no version of " + v.bot + " plays now. ") +
       "Reactivate brings it back" + (playing.length ? " (and retires " + playing.join(", ") + ")." : ".");
   }
-  function plural(n, one) { return n + " " + one + (n === 1 ? "" : "s"); }
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many || one + "s"); }
   function renderMe(versions, runtimes) {
     var tokenBox = el("div", { id: "token-box" });
     function post(v, what) {
@@ -334,7 +334,7 @@
       var box = el("div", { cls: "matches-of", "data-version": v.id });
       var d = el("details", { id: "v" + v.id, cls: "version", open: location.hash === "#v" + v.id,
         ontoggle: function () { if (d.open) loadMyMatches(v, box); } },
-        el("summary", null, el("strong", { text: v.label }), " ", status(v.status), " ", el("span", { cls: "muted", text: plural(v.matches, "match") + (v.matches ? "" : " yet") })),
+        el("summary", null, el("strong", { text: v.label }), " ", status(v.status), " ", el("span", { cls: "muted", text: plural(v.played, "match", "matches") + (v.played ? " played" : " played yet") })),
         el("dl", { cls: "facts" },
           el("dt", null, "command"), el("dd", null, el("code", { text: v.command })),
           el("dt", null, "uploaded"), el("dd", { cls: "uploaded", text: when(v.uploaded_at) + " from " + v.source + " (" + plural(v.files, "file") + ", " + plural(v.size, "byte") + ")" }),
@@ -357,9 +357,16 @@
         el("p", { cls: "muted" }, RATING_NOTE), el("h2", null, "Each version"), el("p", { cls: "muted" }, "Open one for its command and files, why it stopped, its validation report, and its latest matches with what it wrote in each.")] : el("p", { cls: "muted" }, "No upload yet."),
       details);
     details.forEach(function (d) { if (d.open) d.dispatchEvent(new Event("toggle")); });
+    openFromHash();
     if (versions.some(function (v) { return v.status === "queued" || v.status === "validating"; })) setTimeout(refreshMe, 2000);
   }
   function refreshMe() { if (location.pathname === "/me") showMe(); }
+  // A link to "#vID" (a row's "details") opens that version's details.
+  function openFromHash() {
+    var d = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    if (d && d.tagName === "DETAILS") d.open = true;
+  }
+  window.addEventListener("hashchange", openFromHash);
   // One version's own latest matches (not its bot's: a retired version's would be its successor's).
   function loadMyMatches(v, box) {
     if (box.dataset.done) return;
@@ -367,10 +374,10 @@
     api("GET", "/api/v1/matches?limit=20&version=" + v.id).then(function (ms) {
       if (!ms.length) { add(box, el("p", { cls: "muted no-matches" }, "No match yet.")); return; }
       add(box, [el("p", null, "Its latest matches, and what it wrote in each:"),
-        table([["match", "l"], ["status", "l"], ["placing"], ["opponents (placing)", "l"], ["output", "l"]], ms.map(function (m) {
+        table([["match", "l"], ["status", "l opt"], ["placing"], ["opponents (placing)", "l"], ["output", "l"]], ms.map(function (m) {
           var seat = m.seats.filter(function (s) { return s.version === v.id; })[0];
           var others = m.seats.filter(function (s) { return s !== seat; });
-          return el("tr", null, td(matchLink(m.key), "l"), td(m.status, "l"), td(seat && seat.placing ? String(seat.placing) : "–"),
+          return el("tr", null, td(matchLink(m.key), "l"), td(m.status, "l opt"), td(seat && seat.placing ? String(seat.placing) : "–"),
             td(others.map(function (s, i) {
               return [i ? ", " : "", botLink(s.label.replace(/\.v\d+$/, ""), s.label), s.placing ? " (" + s.placing + ")" : ""];
             }), "l name opponents"),
