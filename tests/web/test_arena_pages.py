@@ -686,6 +686,8 @@ def test_pages_titles_not_found_header_and_the_admins_columns(author_arena: tupl
     # An unknown path: a page to a browser, JSON to the API (and to a client that asks no page).
     page = httpx.get(url + "/nosuchpage", headers={"Accept": "text/html,application/xhtml+xml"})
     assert page.status_code == 404 and page.headers["content-type"].startswith("text/html") and "<h1>Not found</h1>" in page.text
+    replay = httpx.get(url + f"/matches/{s.quick_match}/replay", headers={"Accept": "text/html"})
+    assert replay.status_code == 404 and "is not public yet" in replay.text and "<title>Not found" in replay.text
     for path, accept in (("/api/v1/nosuch", "text/html"), ("/nosuchpage", "application/json")):
         r = httpx.get(url + path, headers={"Accept": accept})
         assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
