@@ -654,6 +654,7 @@ def test_my_bots_lists_each_versions_own_matches_and_reactivates(author_arena: t
     t.page.click(f"{flip2_row} button.withdraw")
     t.page.wait_for_selector(f"{flip2_row} .status.withdrawn")
     assert _now(t, s.flip1) == "Retired: no version of flip plays now. Reactivate brings it back."
+    assert t.page.eval_on_selector(f"#v{s.flip1}", "d => d.open")  # (what was open stays open as the page redraws)
     # Reactivate flip.v1 from the page; then flip.v2 through the API, which retires flip.v1.
     t.page.click(f"{flip1_row} button.reactivate")
     t.page.wait_for_selector(f"{flip1_row} .status.active")

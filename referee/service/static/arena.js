@@ -303,6 +303,9 @@
       (playing.length ? playing.join(", ") + (playing.length > 1 ? " play" : " plays") + " in its place. " : "no version of " + v.bot + " plays now. ") +
       "Reactivate brings it back" + (playing.length ? " (and retires " + playing.join(", ") + ")." : ".");
   }
+  // The versions whose details are open: the page redraws itself while a version is checked,
+  // and what its owner opened stays open.
+  var meOpen = {};
   function plural(n, one, many) { return n + " " + (n === 1 ? one : many || one + "s"); }
   function renderMe(versions, runtimes) {
     var tokenBox = el("div", { id: "token-box" });
@@ -332,8 +335,8 @@
     var details = versions.map(function (v) {
       var now = versionNow(v, versions);
       var box = el("div", { cls: "matches-of", "data-version": v.id });
-      var d = el("details", { id: "v" + v.id, cls: "version", open: location.hash === "#v" + v.id,
-        ontoggle: function () { if (d.open) loadMyMatches(v, box); } },
+      var d = el("details", { id: "v" + v.id, cls: "version", open: location.hash === "#v" + v.id || meOpen[v.id] === true,
+        ontoggle: function () { meOpen[v.id] = d.open; if (d.open) loadMyMatches(v, box); } },
         el("summary", null, el("strong", { text: v.label }), " ", status(v.status), " ", el("span", { cls: "muted", text: plural(v.played, "match", "matches") + (v.played ? " played" : " played yet") })),
         el("dl", { cls: "facts" },
           el("dt", null, "command"), el("dd", null, el("code", { text: v.command })),
