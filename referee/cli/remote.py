@@ -334,8 +334,16 @@ def logs(match: Annotated[str, typer.Argument(help="The match's key.")]) -> None
 
 @remote_app.command("withdraw")
 def withdraw(version: Annotated[int, typer.Argument(help="The version's id (see 'thirtyone remote status').")]) -> None:
-    """Take one of your versions off the ladder for good; its matches and ratings stay."""
+    """Take one of your versions off the ladder; its matches and ratings stay ('reactivate' brings it back)."""
     v = _json("POST", f"/api/v1/versions/{version}/withdraw")
+    err.print(f"{escape(v['label'])} (version {v['id']}): {v['status']}", highlight=False)
+
+
+@remote_app.command("reactivate")
+def reactivate(version: Annotated[int, typer.Argument(help="The retired or withdrawn version's id (see 'thirtyone remote status').")]) -> None:
+    """Bring one of your retired or withdrawn versions back onto the ladder; the bot's active
+    version retires, as after an upload. Rejected and disqualified versions cannot come back."""
+    v = _json("POST", f"/api/v1/versions/{version}/reactivate")
     err.print(f"{escape(v['label'])} (version {v['id']}): {v['status']}", highlight=False)
 
 

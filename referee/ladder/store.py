@@ -852,11 +852,36 @@ class ArenaStore:
                 live = [int(r[0]) for r in c.execute(
                     "SELECT id FROM versions WHERE bot_id = ? AND status = 'active' ORDER BY number DESC", (bot_id,)
                 )]
-                for old in live[self.settings.live_versions:]:
-                    c.execute(
-                        "UPDATE versions SET status = 'retired', reason = 'a newer version plays', status_at = ? WHERE id = ?",
-                        (now(), old),
-                    )
+                self._retire(c, live[self.settings.live_versions:], f"retired when {self.version(version_id).label} became active")
+
+    def _retire(self, c: sqlite3.Connection, ids: Sequence[int], reason: str) -> None:
+        # The reason is told in the past: it stays true whatever happens to the newer version.
+        c.executemany("UPDATE versions SET status = 'retired', reason = ?, status_at = ? WHERE id = ?", [(reason, now(), i) for i in ids])
+
+    def reactivate(self, version_id: int) -> Version:
+        """Bring a retired or withdrawn version back onto the ladder (its owner's choice): it
+        becomes active with its history and figures, and retires its bot's active versions
+        beyond :attr:`~referee.ladder.settings.ArenaSettings.live_versions` (this one counted
+        first), as an upload does. A rejected version never passed its checks and a
+        disqualified one was stopped by an admin: neither can come back."""
+        with self.tx() as c:
+            v = self.version(version_id)
+            if v.status != "retired" and v.status != "withdrawn":
+                why = {
+                    "active": "it plays already",
+                    "queued": "it is still being checked", "validating": "it is still being checked",
+                    "rejected": "it failed its checks: upload a fixed version instead",
+                    "disqualified": "an admin disqualified it",
+                }.get(v.status, v.status)
+                raise Conflict(f"version {v.label} is {v.status} and cannot be reactivated: {why}")
+            c.execute("UPDATE versions SET status = 'active', reason = '', status_at = ? WHERE id = ?", (now(), version_id))
+            others = [int(r[0]) for r in c.execute(
+                "SELECT id FROM versions WHERE bot_id = (SELECT bot_id FROM versions WHERE id = ?) AND status = 'active' "
+                "AND id != ? ORDER BY number DESC", (version_id, version_id),
+            )]
+            self._retire(c, others[max(0, self.settings.live_versions - 1):], f"retired when {v.label} was reactivated")
+            c.execute(BUMP_BOARD, (BOARD_GEN,))
+        return self.version(version_id)
 
     def note_starts(self, started: Sequence[int], failed: Sequence[int]) -> dict[int, int]:
         """Count a match's launches: a version that started has no failures in a row; one

@@ -312,6 +312,13 @@ def test_withdraw_and_logout(arena: Arena, tmp_path: Path) -> None:
     r = cli("remote", "withdraw", str(vid), env=env)
     assert "leaving.v1" in r.stderr and "withdrawn" in r.stderr
     assert arena.api("GET", f"/api/v1/versions/{vid}", "alice").json()["status"] == "withdrawn"
+    # ... and brought back (issue 37, item 3); an active version cannot be reactivated.
+    r = cli("remote", "reactivate", str(vid), env=env)
+    assert "leaving.v1" in r.stderr and "active" in r.stderr
+    assert arena.api("GET", f"/api/v1/versions/{vid}", "alice").json()["status"] == "active"
+    r = cli("remote", "reactivate", str(vid), env=env, check=False)
+    assert r.returncode != 0 and "cannot be reactivated: it plays already" in " ".join(r.stderr.split()), r.stderr
+    cli("remote", "withdraw", str(vid), env=env)
     # A new token, logged in and out: the file goes and the token stops working.
     token = arena.api("POST", "/api/v1/me/tokens", "alice").json()["token"]
     env2 = {"XDG_CONFIG_HOME": str(tmp_path / "config-logout")}

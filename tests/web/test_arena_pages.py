@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from referee.ladder.accounts import add_user, set_password
+from referee.ladder.accounts import add_user, new_token, set_password
 from referee.ladder.store import ArenaStore
 from tests.arena.conftest import SAMPLES, Arena, fake_version, make_arena, play_table
 from tests.polling import poll_until
@@ -341,6 +341,7 @@ def test_only_a_finished_match_offers_its_output(quick_arena: tuple[Arena, str],
     t = tabs(url)
     sign_in(t, "ada")
     t.go("/me")
+    t.page.click(f"#v{seeded.sharp2} > summary")
     t.page.wait_for_selector(f".matches-of tr:has(a[href='/matches/{seeded.given_up[0]}'])")
     statuses = _output_cells(t)
     # The newest first: the table given up, then the finished ones, each with its output.
@@ -403,7 +404,7 @@ def _seed_ordinary(folder: Path) -> None:
             play_table(store, [vids[1], vids[2]], [[2, 1], [1, 2] if i % 2 else [2, 1]])
             play_table(store, [vids[0], vids[2]], [[1, 2], [1, 2] if i % 4 else [2, 1]])
         for vid in vids:
-            store.set_status(vid, "retired", "a newer version plays")
+            store.set_status(vid, "retired", "retired when a newer version became active")
 
 
 @pytest.mark.slow
@@ -423,7 +424,7 @@ def test_two_users_upload_play_watch_and_read_their_output(tmp_path: Path, tabs:
 def _upload(t: Tab, path: Path) -> int:
     t.page.set_input_files("#f-file", str(path))
     t.page.click("#upload-form button[type=submit]")
-    t.page.wait_for_selector("#upload-note:has-text('queued for validation')")
+    t.page.wait_for_selector("#upload-note:has-text('uploaded ')")
     return int(t.page.get_attribute("tr[data-version]", "data-version"))
 
 
@@ -446,6 +447,8 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     # The page refreshes itself while a version validates: wait for "active" on it.
     for t, v in ((ann, ann_v), (ben, ben_v)):
         t.page.wait_for_selector(f"tr[data-version='{v}'] .status.active", timeout=240_000)
+        # Its row says it all now: the upload's note is gone.
+        assert t.page.text_content("#upload-note") == ""
 
     def a_finished_deal() -> str | None:
         ms = httpx.get(url + "/api/v1/matches", params={"status": "done"}, timeout=30).json()
@@ -497,6 +500,7 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     ann.page.wait_for_selector("#rating-plot path.history")
     # Each reads their own bot's output; Ben's markup is text.
     ben.go("/me")
+    ben.page.click(f"#v{ben_v} > summary")
     ben.page.wait_for_selector(".output-link")
     # The ladder schedules a table's rotations together: those not played yet offer no output.
     assert all(status == "done" for status, has in _output_cells(ben).values() if has)
@@ -542,7 +546,191 @@ def _two_users(a: Arena, url: str, tabs: Any, tmp: Path) -> None:
     r = a.api("POST", f"/api/v1/admin/versions/{ben_v}/disqualify", "boss", json={"reason": MARKUP})
     assert r.status_code == 200, r.text
     ben.go("/me")
-    ben.page.wait_for_selector(f"#v{ben_v} pre.report")
-    assert ben.page.text_content(f"#v{ben_v} pre.report") == MARKUP
+    ben.page.click(f"#v{ben_v} > summary")
+    ben.page.wait_for_selector(f"#v{ben_v} pre.reason")
+    assert ben.page.text_content(f"#v{ben_v} pre.reason") == MARKUP
     for t in (ann, ben, out, boss):
         assert not t.injected()
+
+
+# ------------------------------------------------------------ a bot author's pages (issue 37)
+
+#: A rejected version's reason as the validator writes it: a traceback whose ^^^ marks a place.
+TRACEBACK = """Traceback (most recent call last):
+  File "bot.py", line 3, in <module>
+    def act(self, view) -> Action
+                                 ^
+SyntaxError: expected ':'"""
+#: The report of a version's validation, as check-bot prints its steps.
+REPORT = "ok   manifest\nok   starts and answers\nok   a match against the random bot"
+
+
+@dataclass(frozen=True)
+class Authored:
+    """The author arena's versions: flip.v1 retired with its own matches, flip.v2 active
+    with newer ones (more than a page of them), a rejected syntaxbot, and Dee's wall."""
+
+    flip1: int
+    flip2: int
+    wall: int
+    syntax: int
+    quick_match: str
+
+
+def _seed_author(folder: Path) -> Authored:
+    with ArenaStore.open(folder) as store:
+        cy, dee = store.add_user("cy"), store.add_user("dee")
+        store.add_user("eve")  # no bot at all
+        wall, flip1 = fake_version(store, dee.id, "wall"), fake_version(store, cy.id, "flip")
+        for i in range(12):
+            play_table(store, [flip1, wall], [[1, 2], [2, 1] if i % 3 else [1, 2]])
+        flip2 = fake_version(store, cy.id, "flip")  # retires flip.v1, as an upload does
+        keys = [k for i in range(12) for k in play_table(store, [flip2, wall], [[2, 1], [1, 2] if i % 2 else [2, 1]])]
+        store.set_status(flip2, "active", report=REPORT)
+        with store.tx() as c:  # a match quicker than the page's 0.1 s
+            c.execute("UPDATE matches SET duration_s = 0.03 WHERE key = ?", (keys[-1],))
+        # Only flip.v2 stays active: the ladder, with fewer active versions than seats, plays none.
+        store.set_status(wall, "withdrawn", "withdrawn by its owner")
+        staged = store.folder / "uploads" / "staged-syntaxbot"
+        staged.mkdir()
+        (staged / "bot.py").write_text("def act(self, view) -> Action\n")
+
+        def place(vid: int) -> str:
+            staged.rename(store.folder / "versions" / str(vid))
+            return f"versions/{vid}"
+
+        syntax = store.add_version(cy.id, "syntaxbot", place=place, command="python bot.py", sha256="", n_files=1, size=30,
+                                   source="bot.py", mu=25.0, sigma=8.0).id
+        store.set_status(syntax, "rejected", TRACEBACK)
+        set_password(store, cy, PASSWORD)
+    return Authored(flip1, flip2, wall, syntax, keys[-1])
+
+
+@pytest.fixture(scope="module")
+def author_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Arena, str]]:
+    a = make_arena(tmp_path_factory.mktemp("pages-author") / "arena")
+    a.seeded = _seed_author(a.folder)  # type: ignore[attr-defined]
+    a, url = _serve(a)
+    yield a, url
+    a.stop()
+
+
+def _now(t: Tab, vid: int) -> str:
+    return str(t.page.text_content(f"#v{vid} .now"))
+
+
+def test_my_bots_lists_each_versions_own_matches_and_reactivates(author_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = author_arena
+    s: Authored = a.seeded  # type: ignore[attr-defined]
+    # The bot's newest matches are all flip.v2's: flip.v1's own come from its own list.
+    own = httpx.get(url + "/api/v1/matches", params={"version": s.flip1, "limit": 20}).json()
+    assert len(own) == 20 and all(any(x["version"] == s.flip1 for x in m["seats"]) for m in own)
+    newest = httpx.get(url + "/api/v1/matches", params={"bot": "flip", "limit": 20}).json()
+    assert not any(x["version"] == s.flip1 for m in newest for x in m["seats"])
+    assert httpx.get(url + "/api/v1/matches", params={"version": s.flip1, "bot": "wall"}).status_code == 404
+    t = tabs(url)
+    sign_in(t, "cy")
+    t.go("/me")
+    t.page.wait_for_selector(f"#v{s.flip1}", state="attached")
+    # Every version's details folded; no upload note where nothing was uploaded.
+    assert t.page.eval_on_selector_all("details.version", "ds => ds.map(d => d.open)") == [False, False, False]
+    assert t.page.text_content("#upload-note") == ""
+    t.page.click(f"#v{s.flip1} > summary")
+    t.page.wait_for_selector(f"#v{s.flip1} .matches-of tbody tr")
+    rows = t.page.query_selector_all(f"#v{s.flip1} .matches-of tbody tr")
+    assert [r.query_selector("a[href^='/matches/']").text_content() for r in rows] == [m["key"] for m in own]
+    assert {r.query_selector("td.opponents").text_content().split(" (")[0] for r in rows} == {"wall.v1"}
+    assert "(1 file, 0 bytes)" in t.page.text_content(f"#v{s.flip1} .uploaded")
+    assert t.page.text_content(f"#v{s.flip1} > summary") == "flip.v1 retired 24 matches played"
+    assert t.page.text_content(f"#v{s.syntax} > summary") == "syntaxbot.v1 rejected 0 matches played yet"
+    # A retired version says what is true now, offers Reactivate and no Withdraw.
+    assert _now(t, s.flip1) == "Retired: flip.v2 plays in its place. Reactivate brings it back (and retires flip.v2)."
+    assert t.page.text_content(f"#v{s.flip1} pre.reason") == "retired when flip.v2 became active"
+    flip1_row, flip2_row = f"tr[data-version='{s.flip1}']", f"tr[data-version='{s.flip2}']"
+    assert t.page.query_selector(f"{flip1_row} button.withdraw") is None and t.page.query_selector(f"{flip1_row} button.reactivate")
+    assert t.page.query_selector(f"{flip2_row} button.withdraw") and t.page.query_selector(f"{flip2_row} button.reactivate") is None
+    # The active version's validation report, folded in its details; a version that never
+    # played has no rating (a dash), not 0.
+    t.page.click(f"tr[data-version='{s.flip2}'] a[href='#v{s.flip2}']")
+    t.page.click(f"#v{s.flip2} details.report > summary")
+    assert t.page.text_content(f"#v{s.flip2} pre.report") == REPORT
+    assert [c.text_content() for c in t.page.query_selector_all(f"tr[data-version='{s.syntax}'] td")][3:6] == ["\u2013", "\u2013", "0"]
+    # Withdraw flip.v2: flip.v1 no longer claims that a newer version plays.
+    t.page.once("dialog", lambda d: d.accept())
+    t.page.click(f"{flip2_row} button.withdraw")
+    t.page.wait_for_selector(f"{flip2_row} .status.withdrawn")
+    assert _now(t, s.flip1) == "Retired: no version of flip plays now. Reactivate brings it back."
+    assert t.page.eval_on_selector(f"#v{s.flip1}", "d => d.open")  # (what was open stays open as the page redraws)
+    # Reactivate flip.v1 from the page; then flip.v2 through the API, which retires flip.v1.
+    t.page.click(f"{flip1_row} button.reactivate")
+    t.page.wait_for_selector(f"{flip1_row} .status.active")
+    assert _now(t, s.flip2) == "Withdrawn: flip.v1 plays in its place. Reactivate brings it back (and retires flip.v1)."
+    _token(a, "cy")
+    back = a.api("POST", f"/api/v1/versions/{s.flip2}/reactivate", "cy")
+    assert back.status_code == 200 and back.json()["status"] == "active", back.text
+    v1 = a.api("GET", f"/api/v1/versions/{s.flip1}", "cy").json()
+    assert (v1["status"], v1["reason"]) == ("retired", "retired when flip.v2 was reactivated")
+    # A rejected version cannot come back, nor one already active.
+    for vid, said in ((s.syntax, "failed its checks"), (s.flip2, "plays already")):
+        r = a.api("POST", f"/api/v1/versions/{vid}/reactivate", "cy")
+        assert r.status_code == 409 and "cannot be reactivated" in r.text and said in r.text, r.text
+
+
+def _token(a: Arena, user: str) -> None:
+    """Give ``user`` an API token, for ``a.api`` (once)."""
+    if user not in a.tokens:
+        with ArenaStore.open(a.folder) as store:
+            a.tokens[user] = new_token(store, store.user_named(user))
+
+
+def _header_height(t: Tab) -> float:
+    return float(t.page.eval_on_selector("#top", "e => e.getBoundingClientRect().height"))
+
+
+def test_pages_titles_not_found_header_and_the_admins_columns(author_arena: tuple[Arena, str], tabs: Any) -> None:
+    a, url = author_arena
+    s: Authored = a.seeded  # type: ignore[attr-defined]
+    # An unknown path: a page to a browser, JSON to the API (and to a client that asks no page).
+    page = httpx.get(url + "/nosuchpage", headers={"Accept": "text/html,application/xhtml+xml"})
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html") and "<h1>Not found</h1>" in page.text
+    replay = httpx.get(url + f"/matches/{s.quick_match}/replay", headers={"Accept": "text/html"})
+    assert replay.status_code == 404 and "is not public yet" in replay.text and "<title>Not found" in replay.text
+    for path, accept in (("/api/v1/nosuch", "text/html"), ("/nosuchpage", "application/json")):
+        r = httpx.get(url + path, headers={"Accept": accept})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+    t = tabs(url)
+    t.allowed.append("404")  # (Chromium logs the 404s asked for here)
+    t.go("/nosuchpage")
+    assert t.page.text_content("h1") == "Not found" and "/nosuchpage" in t.page.text_content("#error")
+    assert t.page.title() == "Not found · Thirty-One arena"
+    # Every page its own title.
+    titles = {}
+    for path in ("/", "/matches", "/bots/flip", f"/matches/{s.quick_match}", "/signin", "/signup"):
+        t.go(path)
+        titles[path] = t.page.title()
+    assert len(set(titles.values())) == len(titles) and all(x.endswith("Thirty-One arena") for x in titles.values()), titles
+    # A user with no bot is said to have none; the matches' last column has a header.
+    t.go("/?user=eve")
+    assert t.page.text_content("#empty") == "eve has no bot on this board. Every user's bots."
+    t.go("/matches")
+    assert t.page.text_content("#matches thead th:last-child") == "replay"
+    # A match quicker than a tenth of a second is not "in 0.0 s".
+    t.go(f"/matches/{s.quick_match}")
+    assert t.page.text_content("#finished").endswith(" in <0.1 s")
+    # The header keeps its height once signed in (as an admin too: one more link).
+    out_height = _header_height(t)
+    sign_in(t, "boss")
+    assert _header_height(t) == out_height
+    # The admin's versions: Disqualify only on one that can play; names whole; tracebacks' lines kept.
+    t.go("/admin")
+    t.page.wait_for_selector("#admin-versions")
+    for row in t.page.query_selector_all("#admin-versions tbody tr"):
+        st = row.query_selector(".status").text_content()
+        assert (row.query_selector("button.disqualify") is not None) == (st in ("queued", "validating", "active")), st
+    syntax_row = f"#admin-versions tr[data-version='{s.syntax}']"
+    reason = t.page.query_selector(f"{syntax_row} td.reason")
+    assert reason.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap" and reason.text_content() == TRACEBACK
+    for width in (1280, 1000):
+        t.page.set_viewport_size({"width": width, "height": 800})
+        assert t.page.eval_on_selector(f"{syntax_row} a", "e => e.getClientRects().length") == 1, width  # one piece: unbroken
+    t.page.set_viewport_size({"width": 1280, "height": 800})

@@ -1,4 +1,4 @@
-"""Bots and their versions: uploads, status, files (owner), withdrawal (owner), public pages."""
+"""Bots and their versions: uploads, status, files (owner), withdrawal and reactivation (owner), public pages."""
 
 from __future__ import annotations
 
@@ -99,6 +99,14 @@ def withdraw(v: OwnedVersion, store: Store) -> dict[str, Any]:
         raise ArenaError(f"version {v.label} is {v.status} already", code="conflict", status=409)
     store.set_status(v.id, "withdrawn", "withdrawn by its owner")
     return version_private(store.version(v.id))
+
+
+@router.post("/versions/{version_id}/reactivate")
+def reactivate(v: OwnedVersion, store: Store) -> dict[str, Any]:
+    """Bring one of the caller's retired or withdrawn versions back onto the ladder (owner):
+    it plays again with its history, and the bot's other active version retires, as after
+    an upload. A rejected or disqualified version cannot come back (409)."""
+    return version_private(store.reactivate(v.id), ranks(store)[0].get(v.id))
 
 
 @router.delete("/versions/{version_id}")

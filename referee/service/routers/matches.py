@@ -10,7 +10,7 @@ from fastapi.responses import FileResponse
 
 from referee.ladder.errors import NotFound
 from referee.ladder.paths import as_owner_sees
-from referee.service.deps import OwnSeats, Store, public
+from referee.service.deps import MAX_ID, OwnSeats, Store, public
 from referee.service.views import match_view
 from referee.tournament.runner import output_dir_of, output_file_name
 
@@ -23,13 +23,20 @@ OUTPUT_BYTES = 256 * 1024
 def list_matches(
     store: Store,
     bot: Annotated[str | None, Query(max_length=100)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_ID, description="Only this version's matches")] = None,
     status: Annotated[str | None, Query(pattern="^(pending|done|void)$")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     before: Annotated[str | None, Query(max_length=40)] = None,
 ) -> list[dict[str, Any]]:
-    """Matches, newest first (public): of a bot's versions with ``bot``; page with ``before``."""
+    """Matches, newest first (public): of a bot's versions with ``bot``, of one version with
+    ``version``; page with ``before``."""
     ids: list[int] = []
-    if bot is not None:
+    if version is not None:
+        v = store.version(version)
+        if bot is not None and v.bot != bot:
+            raise NotFound(f"no version {version} of bot {bot!r}")
+        ids = [v.id]
+    elif bot is not None:
         ids = [v.id for v in store.versions(bot=bot)]
         if not ids:
             raise NotFound(f"no bot named {bot!r}")

@@ -9,6 +9,7 @@ still could not run.
 
 from __future__ import annotations
 
+import html
 import json
 from importlib import resources
 from typing import Any
@@ -46,8 +47,17 @@ def static_text(name: str) -> str:
     return resources.files("referee.service").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def _send(text: str, ext: str) -> Response:
-    return Response(text, media_type=TYPES[ext], headers=SECURITY_HEADERS)
+def _send(text: str, ext: str, status: int = 200) -> Response:
+    return Response(text, status_code=status, media_type=TYPES[ext], headers=SECURITY_HEADERS)
+
+
+def not_found_page(message: str) -> Response:
+    """A 404 for a browser: the page shell with the header, its own title, and the message
+    drawn in (the script then only fills in the header)."""
+    body = (f'<main id="app" data-status="404"><h1>Not found</h1><p class="bad" id="error">{html.escape(message)}</p>'
+            '<p><a href="/">The leaderboard</a> · <a href="/matches">every match</a></p></main>')
+    text = static_text("arena.html").replace("<title>Thirty-One arena</title>", "<title>Not found · Thirty-One arena</title>")
+    return _send(text.replace('<main id="app"><p class="muted">Loading…</p></main>', body), "html", 404)
 
 
 def shell() -> Response:

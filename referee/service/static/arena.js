@@ -39,6 +39,9 @@
     app.replaceChildren();
     app.setAttribute("data-drawn", location.pathname);
     for (var i = 0; i < arguments.length; i++) add(app, arguments[i]);
+    // Each page its own title (tabs, history, bookmarks): its heading's.
+    var h1 = app.querySelector("h1");
+    document.title = (h1 ? h1.textContent + " · " : "") + "Thirty-One arena";
   }
   var SVGNS = "http://www.w3.org/2000/svg";
   function svg(tag, attrs, text) {
@@ -172,7 +175,8 @@
         st.official_at ? " Refitted " + when(st.official_at) + " over " + st.official_matches + " matches." : " No refit yet."),
       el("div", { cls: "controls" }, el("label", { for: "user-filter" }, "Show "), select,
         el("span", { id: "live", cls: "muted", text: "updates every 3 s" })),
-      rows.length ? table_ : el("p", { cls: "muted", id: "empty" }, "No version has played yet. ", session.user ? el("a", { href: "/me" }, "Upload a bot.") : el("a", { href: "/signup" }, "Sign up and upload a bot.")));
+      rows.length ? table_ : board.user ? el("p", { cls: "muted", id: "empty" }, board.user + " has no bot on this board. ", el("a", { href: "/" }, "Every user's bots."))
+        : el("p", { cls: "muted", id: "empty" }, "No version has played yet. ", session.user ? el("a", { href: "/me" }, "Upload a bot.") : el("a", { href: "/signup" }, "Sign up and upload a bot.")));
   }
 
   // A row's latest live (provisional) ratings as a small line; it starts at the first point (no line from 0).
@@ -245,11 +249,18 @@
     if (!needUser()) return;
     Promise.all([api("GET", "/api/v1/versions"), api("GET", "/api/v1/runtimes")]).then(function (res) { renderMe(res[0], res[1]); }, fail);
   }
-  var lastUpload = "";
-  function uploadForm(runtimes) {
+  // The version uploaded from this page, followed while it is checked (then its row says it all).
+  var lastUpload = null;
+  function uploadNote(versions) {
+    if (!lastUpload) return "";
+    var v = versions.filter(function (x) { return x.id === lastUpload.id; })[0];
+    if (!v || (v.status !== "queued" && v.status !== "validating")) { lastUpload = null; return ""; }
+    return "uploaded " + v.label + ": " + (v.status === "queued" ? "queued for validation" : "being validated");
+  }
+  function uploadForm(runtimes, noteText) {
     var err = el("p", { cls: "bad", id: "upload-error", role: "alert" });
     var progress = el("progress", { id: "upload-progress", max: "100", value: "0", hidden: true });
-    var note = el("span", { id: "upload-note", cls: "muted", text: lastUpload });
+    var note = el("span", { id: "upload-note", cls: "muted", text: noteText });
     var form = el("form", { cls: "card", id: "upload-form", onsubmit: function (ev) {
       ev.preventDefault();
       var file = form.elements.file.files[0];
@@ -267,7 +278,7 @@
       xhr.onload = function () {
         var body = {};
         try { body = JSON.parse(xhr.responseText); } catch (x) { /* not JSON: the status says it */ }
-        if (xhr.status === 201) { lastUpload = "uploaded " + body.label + ": queued for validation"; showMe(); }
+        if (xhr.status === 201) { lastUpload = { id: body.id }; showMe(); }
         else { progress.hidden = true; note.textContent = ""; err.textContent = body.error ? body.error.message : "upload failed: " + xhr.status; }
       };
       xhr.onerror = function () { progress.hidden = true; err.textContent = "the upload did not reach the arena"; };
@@ -282,36 +293,63 @@
     el("div", { cls: "actions" }, el("button", { cls: "primary", type: "submit" }, "Upload"), progress, note), err);
     return form;
   }
+  // Where a version that left the ladder stands now, said from its bot's versions as they are
+  // (its stored reason tells what happened then; this, what is true today).
+  function versionNow(v, versions) {
+    if (v.status !== "retired" && v.status !== "withdrawn") return null;
+    var playing = versions.filter(function (x) { return x.bot === v.bot && x.id !== v.id && x.status === "active"; })
+      .map(function (x) { return x.label; });
+    return (v.status === "retired" ? "Retired" : "Withdrawn") + ": " +
+      (playing.length ? playing.join(", ") + (playing.length > 1 ? " play" : " plays") + " in its place. " : "no version of " + v.bot + " plays now. ") +
+      "Reactivate brings it back" + (playing.length ? " (and retires " + playing.join(", ") + ")." : ".");
+  }
+  // The versions whose details are open: the page redraws itself while a version is checked,
+  // and what its owner opened stays open.
+  var meOpen = {};
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many || one + "s"); }
   function renderMe(versions, runtimes) {
     var tokenBox = el("div", { id: "token-box" });
+    function post(v, what) {
+      return function () { api("POST", "/api/v1/versions/" + v.id + "/" + what).then(showMe, fail); };
+    }
     var rows = versions.map(function (v) {
-      var canWithdraw = ["queued", "validating", "active", "retired"].indexOf(v.status) >= 0;
+      var canWithdraw = ["queued", "validating", "active"].indexOf(v.status) >= 0;
+      var now = versionNow(v, versions);
       return el("tr", { "data-version": v.id },
-        td(botLink(v.bot, v.label), "l name"), td(status(v.status), "l"), td(v.rank === null ? "–" : String(v.rank), "opt"), ratingCell(v), intervalCell(v, "opt"),
+        td(botLink(v.bot, v.label), "l name"), td(el("span", { cls: "status " + v.status, text: v.status, title: now }), "l"),
+        td(v.rank === null ? "–" : String(v.rank), "opt"), ratingCell(v), intervalCell(v, "opt"),
         td(String(v.matches), "opt"), winCells(v, "opt2", "opt"), td(when(v.uploaded_at), "opt2"),
-        td([el("a", { href: "#v" + v.id, text: "details" }), " ",
+        td([el("a", { href: "#v" + v.id, text: "details", onclick: function () { document.getElementById("v" + v.id).open = true; } }), " ",
           canWithdraw ? el("button", { cls: "withdraw", "data-id": v.id, onclick: function () {
-            if (!confirm("Withdraw " + v.label + "? It plays no more; its history stays.")) return;
-            api("POST", "/api/v1/versions/" + v.id + "/withdraw").then(showMe, fail);
+            if (confirm("Withdraw " + v.label + "? It plays no more; its history stays, and Reactivate brings it back.")) post(v, "withdraw")();
           } }, "Withdraw") : null,
+          // Retired or withdrawn: its owner may bring it back (the bot's active version retires).
+          now ? el("button", { cls: "reactivate", "data-id": v.id, title: now, onclick: post(v, "reactivate") }, "Reactivate") : null,
           // A rejected version never played: its owner may remove it (and free the bot's name).
           v.status === "rejected" ? el("button", { cls: "delete", "data-id": v.id, onclick: function () {
             if (!confirm("Delete " + v.label + " and its files? It never played; its upload still counts toward today's limit.")) return;
             api("DELETE", "/api/v1/versions/" + v.id).then(showMe, fail);
           } }, "Delete") : null], "l"));
     });
+    // Folded: a long list of versions stays one screen; a version's matches load when it opens.
     var details = versions.map(function (v) {
-      return el("section", { id: "v" + v.id, cls: "version" },
-        el("h2", null, v.label, " ", status(v.status)),
+      var now = versionNow(v, versions);
+      var box = el("div", { cls: "matches-of", "data-version": v.id });
+      var d = el("details", { id: "v" + v.id, cls: "version", open: location.hash === "#v" + v.id || meOpen[v.id] === true,
+        ontoggle: function () { meOpen[v.id] = d.open; if (d.open) loadMyMatches(v, box); } },
+        el("summary", null, el("strong", { text: v.label }), " ", status(v.status), " ", el("span", { cls: "muted", text: plural(v.played, "match", "matches") + (v.played ? " played" : " played yet") })),
         el("dl", { cls: "facts" },
           el("dt", null, "command"), el("dd", null, el("code", { text: v.command })),
-          el("dt", null, "uploaded"), el("dd", { text: when(v.uploaded_at) + " from " + v.source + " (" + v.files + " files, " + v.size + " bytes)" }),
+          el("dt", null, "uploaded"), el("dd", { cls: "uploaded", text: when(v.uploaded_at) + " from " + v.source + " (" + plural(v.files, "file") + ", " + plural(v.size, "byte") + ")" }),
           el("dt", null, "sha256"), el("dd", { text: v.sha256 })),
-        v.reason ? [el("p", null, v.status === "rejected" ? "The validation report:" : "Why:"), el("pre", { cls: "report", text: v.reason })] : null,
-        el("div", { cls: "matches-of", "data-bot": v.bot }));
+        now ? el("p", { cls: "now", text: now }) : null,
+        v.reason ? [el("p", null, v.status === "rejected" ? "Why it was rejected:" : "Why:"), el("pre", { cls: "reason", text: v.reason })] : null,
+        v.report ? el("details", { cls: "report" }, el("summary", null, "The validation report"), el("pre", { cls: "report", text: v.report })) : null,
+        box);
+      return d;
     });
     show(el("h1", null, "My bots"),
-      el("div", { cls: "grid2" }, uploadForm(runtimes),
+      el("div", { cls: "grid2" }, uploadForm(runtimes, uploadNote(versions)),
         el("div", { cls: "card" }, el("h2", null, "API token"),
           el("p", null, "For ", el("code", { text: "thirtyone remote login" }), ": a new token is shown once; the others keep working."),
           el("button", { id: "make-token", onclick: function () {
@@ -319,30 +357,36 @@
           } }, "Make a token"), tokenBox)),
       el("h2", null, "Versions"),
       versions.length ? [table([["version", "l"], ["status", "l"], ["#", "opt"], ["rating"], ["95% interval", "opt"], ["matches", "opt"], ["win rate", "opt"], ["95% interval", "opt2"], ["uploaded", "opt2"], ["", "l"]], rows),
-        el("p", { cls: "muted" }, RATING_NOTE)] : el("p", { cls: "muted" }, "No upload yet."),
+        el("p", { cls: "muted" }, RATING_NOTE), el("h2", null, "Each version"), el("p", { cls: "muted" }, "Open one for its command and files, why it stopped, its validation report, and its latest matches with what it wrote in each.")] : el("p", { cls: "muted" }, "No upload yet."),
       details);
-    var bots = {};
-    versions.forEach(function (v) { bots[v.bot] = 1; });
-    Object.keys(bots).forEach(function (b) { loadMyMatches(b); });
+    details.forEach(function (d) { if (d.open) d.dispatchEvent(new Event("toggle")); });
+    openFromHash();
     if (versions.some(function (v) { return v.status === "queued" || v.status === "validating"; })) setTimeout(refreshMe, 2000);
   }
   function refreshMe() { if (location.pathname === "/me") showMe(); }
-  function loadMyMatches(bot) {
-    api("GET", "/api/v1/matches?limit=20&bot=" + enc(bot)).then(function (ms) {
-      document.querySelectorAll(".matches-of").forEach(function (box) {
-        if (box.getAttribute("data-bot") !== bot || box.dataset.done) return;
-        box.dataset.done = "1";
-        var label = box.parentNode.querySelector("h2").firstChild.textContent;
-        var mine = ms.filter(function (m) { return m.seats.some(function (s) { return s.label === label; }); });
-        if (!mine.length) { add(box, el("p", { cls: "muted" }, "No match yet.")); return; }
-        add(box, [el("p", null, "Its latest matches, and what it wrote in each:"),
-          table([["match", "l"], ["status", "l"], ["placing"], ["", "l"]], mine.map(function (m) {
-            var seat = m.seats.filter(function (s) { return s.label === label; })[0];
-            return el("tr", null, td(matchLink(m.key), "l"), td(m.status, "l"), td(seat.placing ? String(seat.placing) : "–"),
-              td(outputCell(m), "l"));
-          }))]);
-      });
-    }, function () {});
+  // A link to "#vID" (a row's "details") opens that version's details.
+  function openFromHash() {
+    var d = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    if (d && d.tagName === "DETAILS") d.open = true;
+  }
+  window.addEventListener("hashchange", openFromHash);
+  // One version's own latest matches (not its bot's: a retired version's would be its successor's).
+  function loadMyMatches(v, box) {
+    if (box.dataset.done) return;
+    box.dataset.done = "1";
+    api("GET", "/api/v1/matches?limit=20&version=" + v.id).then(function (ms) {
+      if (!ms.length) { add(box, el("p", { cls: "muted no-matches" }, "No match yet.")); return; }
+      add(box, [el("p", null, "Its latest matches, and what it wrote in each:"),
+        table([["match", "l"], ["status", "l opt"], ["placing"], ["opponents (placing)", "l"], ["output", "l"]], ms.map(function (m) {
+          var seat = m.seats.filter(function (s) { return s.version === v.id; })[0];
+          var others = m.seats.filter(function (s) { return s !== seat; });
+          return el("tr", null, td(matchLink(m.key), "l"), td(m.status, "l opt"), td(seat && seat.placing ? String(seat.placing) : "–"),
+            td(others.map(function (s, i) {
+              return [i ? ", " : "", botLink(s.label.replace(/\.v\d+$/, ""), s.label), s.placing ? " (" + s.placing + ")" : ""];
+            }), "l name opponents"),
+            td(outputCell(m), "l"));
+        }))]);
+    }, function (e) { box.dataset.done = ""; add(box, el("p", { cls: "bad", text: e && e.message ? e.message : String(e) })); });
   }
   // A match's output is kept when it ends: before that (a match scheduled or in play) or for
   // a match given up, there is none to read, and "(nothing)" would say the bot wrote nothing.
@@ -380,7 +424,7 @@
     });
   }
   function matchTable(ms) {
-    var t = table([["match", "l"], ["seats (placing)", "l"], ["status", "l opt"], ["rounds", "opt2"], ["finished", "opt2"], ["", "l"]], matchRows(ms));
+    var t = table([["match", "l"], ["seats (placing)", "l"], ["status", "l opt"], ["rounds", "opt2"], ["finished", "opt2"], ["replay", "l"]], matchRows(ms));
     t.id = "matches";
     return t;
   }
@@ -394,6 +438,11 @@
         ms.length ? matchTable(ms) : el("p", { cls: "muted" }, "No match yet."), more);
     }, fail);
   }
+  // How long a finished match took; "<0.1 s" rather than a rounded "0.0 s".
+  function took(m) {
+    if (!m.finished_at || m.duration_s === null || m.duration_s === undefined) return "";
+    return " in " + (m.duration_s < 0.05 ? "<0.1" : fix(m.duration_s, 1)) + " s";
+  }
   function showMatch(key) {
     api("GET", "/api/v1/matches/" + enc(key)).then(function (m) {
       var seats = table([["seat"], ["version", "l"], ["owner", "l opt"], ["placing"], ["faults", "l opt"]], m.seats.map(function (s) {
@@ -406,7 +455,7 @@
         el("dl", { cls: "facts" },
           el("dt", null, "status"), el("dd", { id: "match-status", text: m.status + (m.reason ? " (" + m.reason + ", " + m.rounds + " rounds)" : "") }),
           el("dt", null, "table, rotation"), el("dd", { text: m.table + ", " + m.rotation }),
-          el("dt", null, "finished"), el("dd", { text: when(m.finished_at) + (m.duration_s ? " in " + fix(m.duration_s, 1) + " s" : "") }),
+          el("dt", null, "finished"), el("dd", { id: "finished", text: when(m.finished_at) + took(m) }),
           el("dt", null, "seed commitment"), el("dd", { id: "commitment", text: m.commitment }),
           el("dt", null, "seed"), el("dd", { id: "seed", text: m.seed || "revealed once every rotation of this deal is played" })),
         el("h2", null, "Seats"), seats,
@@ -499,6 +548,7 @@
   // ------------------------------------------------------------ admin
 
   var STATUSES = ["queued", "validating", "active", "rejected", "retired", "withdrawn", "disqualified"];
+  var PLAYS = ["queued", "validating", "active"];
   var ADMIN_PAGE = 100;
   var admin = { status: "", before: null };
   function showAdmin() {
@@ -515,9 +565,10 @@
         el("option", { value: "", text: "every status" }), STATUSES.map(function (st) { return el("option", { value: st, text: st, selected: st === admin.status }); }));
       var vrows = versions.map(function (v) {
         return el("tr", { "data-version": v.id },
-          td(String(v.id), "opt"), td(botLink(v.bot, v.label), "l name"), td(v.owner, "l opt name"), td(status(v.status), "l"),
-          td(String(v.matches), "opt"), td(v.reason || "–", "l opt2 name reason"),
-          td([v.status === "disqualified" ? null : el("button", { cls: "disqualify", "data-id": v.id, onclick: function () {
+          td(String(v.id), "opt"), td(botLink(v.bot, v.label), "l vname"), td(v.owner, "l opt vname"), td(status(v.status), "l"),
+          td(String(v.matches), "opt"), td(v.reason || "–", "l opt2 reason"),
+          // Only a version that can play (or is about to) is worth disqualifying.
+          td([PLAYS.indexOf(v.status) < 0 ? null : el("button", { cls: "disqualify", "data-id": v.id, onclick: function () {
             if (!confirm("Disqualify " + v.label + "? It plays no more; tables it sits at score it as absent.")) return;
             act("/api/v1/admin/versions/" + v.id + "/disqualify", { reason: reason.value || "disqualified by an admin" })();
           } }, "Disqualify"), " ",
@@ -567,8 +618,14 @@
     if (page === "matches") return showMatches();
     if (page === "bots") return showBot(parts[1]);
     if (page === "admin") return showAdmin();
-    return showBoard();
+    if (page === "board") return showBoard();
+    fail(new ApiError(404, "not_found", "There is no page " + location.pathname + " here."));
   }
 
-  api("GET", "/api/v1/session").then(function (s) { session = s; }, function () {}).then(function () { renderWho(); route(); });
+  // A page the server did not find comes with its message drawn: only the header is left to do.
+  var drawn = app.hasAttribute("data-status");
+  api("GET", "/api/v1/session").then(function (s) { session = s; }, function () {}).then(function () {
+    renderWho();
+    if (drawn) app.setAttribute("data-drawn", location.pathname); else route();
+  });
 })();

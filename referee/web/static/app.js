@@ -534,7 +534,7 @@
       el("input", { type: "range", id: "scrub", min: "0", max: String(Math.max(0, n - 1)), value: String(r.step),
         oninput: function (e) { setStep(parseInt(e.target.value, 10)); } }),
       el("span", { id: "step-info" }),
-      el("span", { cls: "muted" }, " keys: ", el("kbd", null, "←"), " ", el("kbd", null, "→"), " step, ", el("kbd", null, "↑"), " ", el("kbd", null, "↓"), " round, ", el("kbd", null, "space"), " play"));
+      el("span", { cls: "muted keys", id: "key-hints" }, " keys: ", el("kbd", null, "←"), " ", el("kbd", null, "→"), " step, ", el("kbd", null, "↑"), " ", el("kbd", null, "↓"), " round, ", el("kbd", null, "space"), " play"));
     var title = el("h2", null, "Match " + h.match_id);
     var info = el("p", { cls: "muted" }, h.players + " players · " + h.rules_text + " rules · time " + h.time_text +
       (h.seed !== null && h.seed !== undefined ? " · seed " + h.seed : "") +
