@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -102,15 +103,21 @@ class Rating:
 class Fit(Generic[K]):
     """The fitted ratings of a board, with the covariance the intervals come from."""
 
-    def __init__(self, ids: Sequence[K], theta: _Array, cov: _Array, matches: Sequence[int], level: float) -> None:
+    def __init__(
+        self, ids: Sequence[K], theta: _Array, cov: _Array, matches: Sequence[int], level: float,
+        clusters: Sequence[int] | None = None,
+    ) -> None:
         self._index = {k: i for i, k in enumerate(ids)}
         self._theta = theta
         self._cov = cov
-        z = _normal_quantile(0.5 + level / 2)
         self.ratings: dict[K, Rating] = {}
         for i, k in enumerate(ids):
             se = math.sqrt(max(float(cov[i, i]), 0.0)) * ELO
             r = BASE + ELO * float(theta[i])
+            # Student's t with one degree of freedom fewer than the player's clusters: a
+            # cluster-robust variance from a handful of deals is itself uncertain (two bots
+            # after four tables covered the truth 84% of the time with the normal's 1.96).
+            z = _quantile(0.5 + level / 2, clusters[i] - 1 if clusters is not None and clusters[i] > 1 else None)
             self.ratings[k] = Rating(r, r - z * se, r + z * se, se, float(theta[i]), int(matches[i]))
 
     def p_above(self, a: K, b: K) -> float:
@@ -129,10 +136,18 @@ class Fit(Generic[K]):
         return sorted(self.ratings, key=lambda k: -self.ratings[k].theta)
 
 
-def _normal_quantile(p: float) -> float:
+@lru_cache(maxsize=256)
+def _quantile(p: float, df: int | None) -> float:
+    """The normal quantile, or Student's t's with ``df`` degrees of freedom (past 200 the
+    normal's, to within 0.3%)."""
     from statistics import NormalDist
 
-    return NormalDist().inv_cdf(p)
+    if df is None or df > 200:
+        return NormalDist().inv_cdf(p)
+    # Imported here: scipy.stats costs a second, and this module is imported by every command.
+    from scipy.stats import t
+
+    return float(t.ppf(p, df))
 
 
 @dataclass(slots=True)
@@ -479,4 +494,6 @@ def fit(
             cov[i, :] = 0.0
             cov[:, i] = 0.0
             cov[i, i] = prior_var
-    return Fit(ids, theta, cov, matches, level)
+    in_use = blocks.players >= 0
+    clusters = np.bincount(blocks.players[in_use], minlength=n).tolist()
+    return Fit(ids, theta, cov, matches, level, clusters)
