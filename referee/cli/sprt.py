@@ -26,17 +26,17 @@ from referee.cli.app import app
 from referee.cli.console import err, fail
 from referee.cli.options import SandboxOpt, load_rules
 from referee.cli.stopping import exit_code, signals_stop
-from referee.faults import BotError, BotSpecError
+from referee.faults import RefereeError
 from referee.game import Rules, RulesError
 from referee.game.errors import shown
 from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import RunError, RunReport, TaskResult, describe_error
-from referee.tournament.settings import SettingsError, SprtSettings, TournamentSettings, new_seed
+from referee.tournament.settings import SprtSettings, TournamentSettings, new_seed
 from referee.tournament.sprt import CONTROL_AFTER, SprtResult
 from referee.tournament.sprt_run import NotAnSprtTest, SprtMonitor, run_test
 from referee.tournament.store import DB_NAME, StoreError, TournamentStore
-from referee.tournament.submit import SubmissionError, submit
+from referee.tournament.submit import submit
 
 #: Defaults of the options that fix a test (None on the command line: "not given").
 DEFAULT_ELO0 = 0.0
@@ -372,7 +372,7 @@ def _submit_missing(
             submit(store, text, name, cwd=cwd)
         except SandboxError as e:
             fail(f"{e}; or use --sandbox off to run the bots unsandboxed")
-        except (SubmissionError, StoreError, SettingsError, BotError, BotSpecError) as e:
+        except RefereeError as e:  # the bot refused, or its folder or the store: name the bot
             fail(f"{name}: {e}")
         except OSError as e:
             fail(f"cannot copy {name} into the test's folder: {e}")
