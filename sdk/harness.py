@@ -5,7 +5,7 @@ same :class:`~referee.game.Observation` the referee would send it (built by
 ``Match.observation``; the wire only converts it). Use it to develop and test a bot::
 
     from sdk.harness import play_match, play_matches
-    from sample_bots import load  # the examples, by name (the SDK imports none of them)
+    from sample_bots import load  # the examples, by name (the harness imports none of them)
 
     outcome = play_match([MyBot, load("greedy")], seed=1)
     print(outcome.placings)
@@ -276,7 +276,7 @@ def check_bot(
     was raised. Either carries a note naming the rules and the table size. ``report`` gets a
     line per rules and size played. Returns the series.
 
-    ``sample_bots.check_bot`` is this with the sample bots as opponents (the SDK itself
+    ``sample_bots.check_bot`` is this with the sample bots as opponents (the harness itself
     knows no bots by name).
     """
     if matches < 1:
