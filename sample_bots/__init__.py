@@ -11,7 +11,7 @@ They are the SDK's best documentation: short, commented, typed.
 
 The referee resolves a bare name such as ``greedy`` with :func:`command`; tests and the
 harness use the classes in-process through :func:`load`, and :func:`check_bot` runs the SDK's
-checks of a bot against them (the SDK itself knows no bots by name). Modules are imported lazily, so
+checks of a bot against them (the harness itself knows no bots by name). Modules are imported lazily, so
 that ``python -m sample_bots.greedy`` runs its module once, as ``__main__``.
 """
 
