@@ -12,6 +12,13 @@ Two families, never mixed up:
   the fault policy; it is never an error of the referee.
 
 :class:`LogError` (and :class:`ReplayError`) are about match log files.
+
+:class:`RefereeError` is the one root of every error the referee raises on purpose: the two
+bot families above, and each room's own error (``StoreError``, ``SettingsError``,
+``SubmissionError``, ``SandboxError``, ``BotFilesError``, ``SprtError``, ``WireError``, the
+arena's ``ArenaError``...). The rooms that once derived from ``ValueError`` or
+``RuntimeError`` keep that base as well, so code that catches them by it still does; the
+CLI and the service each turn the root into a message in one place.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 from thirtyone.v1 import bot_pb2, game_pb2, log_pb2
 
 from referee import protojson
+from referee.faults import RefereeError
 from referee.game import (
     CALL,
     DECK,
@@ -55,7 +56,7 @@ from referee.timecontrol import TimeControl
 PROTOCOL_VERSION = 1
 
 
-class WireError(ValueError):
+class WireError(RefereeError, ValueError):
     """A message that is malformed: missing or unknown fields, unreadable values."""
 
 

@@ -10,7 +10,8 @@ They are the SDK's best documentation: short, commented, typed.
   the game model, and picks the best (see ``sample_bots/montecarlo.py``).
 
 The referee resolves a bare name such as ``greedy`` with :func:`command`; tests and the
-harness use the classes in-process through :func:`load`. Modules are imported lazily, so
+harness use the classes in-process through :func:`load`, and :func:`check_bot` runs the SDK's
+checks of a bot against them (the harness itself knows no bots by name). Modules are imported lazily, so
 that ``python -m sample_bots.greedy`` runs its module once, as ``__main__``.
 """
 
@@ -18,10 +19,14 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from referee.game import Rules
     from sdk import Bot
+    from sdk.bot import BotSource
+    from sdk.harness import Series
 
 #: Sample bot name -> its class in ``sample_bots.<name>``.
 _CLASSES: dict[str, str] = {
@@ -33,6 +38,9 @@ _CLASSES: dict[str, str] = {
 
 #: The sample bots' names.
 NAMES: tuple[str, ...] = tuple(_CLASSES)
+
+#: The sample bots :func:`check_bot` seats against yours, in turn.
+CHECK_OPPONENTS: tuple[str, ...] = ("greedy", "random", "threshold")
 
 
 def _check(name: str) -> None:
@@ -61,3 +69,29 @@ def module(name: str) -> str:
 def command(name: str) -> list[str]:
     """The command that starts sample bot ``name`` as a process with this Python."""
     return [sys.executable, "-m", module(name)]
+
+
+def check_bot(
+    bot: BotSource,
+    *,
+    opponents: Sequence[BotSource] | None = None,
+    presets: Sequence[str] | None = None,
+    variants: Mapping[str, Rules] | None = None,
+    table_sizes: Sequence[int] | None = None,
+    matches: int = 5,
+    report: Callable[[str], object] | None = None,
+) -> list[Series]:
+    """:func:`sdk.harness.check_bot` against the sample bots (:data:`CHECK_OPPONENTS`,
+    in turn) unless ``opponents`` are given: the checks of a scaffolded bot's test and of
+    ``thirtyone bot test``. The other arguments default to the harness's."""
+    from sdk import harness  # sample bots are built on the SDK: import it late
+
+    return harness.check_bot(
+        bot,
+        opponents=[load(name) for name in CHECK_OPPONENTS] if opponents is None else opponents,
+        presets=harness.CHECK_PRESETS if presets is None else presets,
+        variants=harness.CHECK_VARIANTS if variants is None else variants,
+        table_sizes=harness.CHECK_TABLE_SIZES if table_sizes is None else table_sizes,
+        matches=matches,
+        report=report,
+    )

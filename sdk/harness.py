@@ -5,7 +5,7 @@ same :class:`~referee.game.Observation` the referee would send it (built by
 ``Match.observation``; the wire only converts it). Use it to develop and test a bot::
 
     from sdk.harness import play_match, play_matches
-    from sample_bots import load
+    from sample_bots import load  # the examples, by name (the harness imports none of them)
 
     outcome = play_match([MyBot, load("greedy")], seed=1)
     print(outcome.placings)
@@ -243,8 +243,6 @@ CHECK_VARIANTS: dict[str, Rules] = {
 }
 #: The table sizes :func:`check_bot` plays by default.
 CHECK_TABLE_SIZES: tuple[int, ...] = (2, 4, 6)
-#: The sample bots :func:`check_bot` seats against yours, in turn.
-CHECK_OPPONENTS: tuple[str, ...] = ("greedy", "random", "threshold")
 
 
 def check_cases(
@@ -260,27 +258,31 @@ def check_cases(
 def check_bot(
     bot: BotSource,
     *,
+    opponents: Sequence[BotSource],
     presets: Sequence[str] = CHECK_PRESETS,
     variants: Mapping[str, Rules] = CHECK_VARIANTS,
     table_sizes: Sequence[int] = CHECK_TABLE_SIZES,
     matches: int = 5,
     report: Callable[[str], object] | None = None,
 ) -> list[Series]:
-    """Play ``bot`` against the sample bots under every preset, every variant and table
-    size; raise on a fault.
+    """Play ``bot`` against ``opponents`` under every preset, every variant and table size;
+    raise on a fault.
 
     The checks of a scaffolded bot's test (``thirtyone bot new``), runnable without pytest
     (``thirtyone bot test my_bot.py``): for each preset (:data:`CHECK_PRESETS`) and each
     variant option on its own (:data:`CHECK_VARIANTS`), at each size, ``matches`` matches
-    with the seats rotating. An illegal move raises :class:`IllegalMoveError`; an exception
-    from the bot comes out as it was raised. Either carries a note naming the rules and the
-    table size. ``report`` gets a line per rules and size played. Returns the series.
-    """
-    from sample_bots import load  # sample bots are built on the SDK: import them late
+    with the seats rotating and the other seats filled from ``opponents`` in turn. An
+    illegal move raises :class:`IllegalMoveError`; an exception from the bot comes out as it
+    was raised. Either carries a note naming the rules and the table size. ``report`` gets a
+    line per rules and size played. Returns the series.
 
+    ``sample_bots.check_bot`` is this with the sample bots as opponents (the harness itself
+    knows no bots by name).
+    """
     if matches < 1:
         raise ValueError(f"matches must be at least 1, got {matches}")
-    opponents = [load(name) for name in CHECK_OPPONENTS]
+    if not opponents:
+        raise ValueError("opponents: at least one bot to seat against the one checked")
     played: list[Series] = []
     for label, rules in check_cases(presets, variants):
         what = f"preset {label!r}" if label in presets else f"rules {label!r}"

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from referee.faults import LogError
+from referee.faults import LogError, RefereeError
 from referee.game import (
     ActionKind,
     ActionRecord,
@@ -64,7 +64,7 @@ CARDS = 12
 DEALS = 32
 
 
-class LuckError(ValueError):
+class LuckError(RefereeError, ValueError):
     """The log cannot be valued: it diverges from the game model, or holds no deal."""
 
 

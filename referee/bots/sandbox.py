@@ -73,6 +73,7 @@ from pathlib import Path
 
 from referee.bots import seccomp
 from referee.bots.bytecode import write_bytecode
+from referee.faults import RefereeError
 
 #: The environment variable that tells a bot where to serve.
 ADDRESS_ENV = "THIRTYONE_BOT_ADDRESS"
@@ -128,7 +129,7 @@ BUSY_WEIGHT = 100
 IDLE_WEIGHT = 1
 
 
-class SandboxError(RuntimeError):
+class SandboxError(RefereeError, RuntimeError):
     """The sandbox cannot be used here, or a bot's sandbox cannot be set up; says why."""
 
 

@@ -32,6 +32,8 @@ import platform
 import tempfile
 from dataclasses import dataclass
 
+from referee.faults import RefereeError
+
 #: What the filter refuses with EPERM, by purpose (what ``thirtyone doctor`` and the docs list).
 DENIED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tracing other processes", ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp")),
@@ -70,7 +72,7 @@ DENIED_IOCTLS = {"TIOCSTI": 0x5412, "TIOCLINUX": 0x541C}
 _COMPAT = {"x86_64": "X86", "aarch64": "ARM"}
 
 
-class FilterError(RuntimeError):
+class FilterError(RefereeError, RuntimeError):
     """The filter cannot be built here; says why."""
 
 

@@ -21,14 +21,14 @@ from referee.analysis.decisions import (
     analysis_to_dict,
     thresholds,
 )
-from referee.analysis.luck import LuckError, MatchLuck, match_luck
+from referee.analysis.luck import MatchLuck, match_luck
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
 from referee.cli.replay import _log_path
 from referee.faults import LogError
 from referee.game.errors import shown
 from referee.log import read_log
-from referee.replay.verify import MatchNotFound, log_files
+from referee.replay.verify import log_files
 from referee.text import plural, printable
 from sdk.evaluate import SAMPLES, View
 
@@ -92,10 +92,7 @@ def analyse_command(
         _habits(target, views, samples, seed, matches, as_json)
         return
     path = _log_path(target, match)
-    try:
-        log = read_log(path)
-    except (LogError, MatchNotFound) as e:
-        fail(str(e))
+    log = read_log(path)
     if seat is not None and not 0 <= seat < log.header.players:
         fail(f"--seat {shown(seat)}: the match has seats 0 to {log.header.players - 1}")
     t0 = time.perf_counter()
@@ -103,10 +100,7 @@ def analyse_command(
     took = time.perf_counter() - t0
     measured: MatchLuck | None = None
     if luck:
-        try:
-            measured = match_luck(log, seed=seed)
-        except LuckError as e:
-            fail(str(e))
+        measured = match_luck(log, seed=seed)
     if as_json:
         doc: dict[str, Any] = analysis_to_dict(analysis)
         if measured is not None:

@@ -9,8 +9,25 @@ import typer
 import typer.core
 
 from referee import __version__
+from referee.cli.console import fail_on
+from referee.faults import RefereeError
+
+
+class _Root(typer.core.TyperGroup):
+    """The root command: a referee error that a command lets through becomes its message
+    and an exit code in one place (:func:`fail_on`), never a traceback."""
+
+    # Typer carries its own copy of click, whose Context it does not export: hence Any.
+    def invoke(self, ctx: Any) -> Any:
+        """Run the chosen command; a :class:`RefereeError` from it exits through :func:`fail_on`."""
+        try:
+            return super().invoke(ctx)
+        except RefereeError as e:
+            fail_on(e)
+
 
 app = typer.Typer(
+    cls=_Root,
     name="thirtyone",
     help="A bot arena for the card game 31 (Scat, Blitz, Ride the Bus).",
     no_args_is_help=True,

@@ -21,7 +21,7 @@ from referee.ladder.errors import ArenaError
 from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import ArenaStore, Version, create
 from referee.timecontrol import TimeControl
-from referee.tournament.settings import SettingsError, TournamentSettings
+from referee.tournament.settings import TournamentSettings
 
 arena_app = typer.Typer(help="Run an arena: accounts, uploads and a ladder that never stops, over HTTP.", no_args_is_help=True)
 user_app = typer.Typer(help="The arena's users and their API tokens.", no_args_is_help=True)
@@ -33,10 +33,7 @@ Folder = Annotated[Path, typer.Argument(help="The arena's folder.")]
 
 
 def _open(folder: Path) -> ArenaStore:
-    try:
-        return ArenaStore.open(folder)
-    except ArenaError as e:
-        fail(str(e))
+    return ArenaStore.open(folder)
 
 
 @arena_app.command("init")
@@ -61,7 +58,7 @@ def init(
             time_control=TimeControl(budget_ms=budget_ms, bank_ms=bank_ms, grace_ms=grace_ms), sandbox=sandbox,
         )
         create(folder, ArenaSettings(play=play))
-    except (ArenaError, RulesError, SettingsError, ValueError) as e:
+    except (RulesError, ValueError) as e:
         fail(str(e))
     out.print(f"arena made in {escape(str(folder))}")
     err.print(f"next: [bold]thirtyone arena user add {escape(str(folder))} NAME --admin[/], then [bold]thirtyone arena serve {escape(str(folder))}[/]")
@@ -117,10 +114,7 @@ def serve(
         fail(str(e))
     _open(folder).close()
     with serve_lock(folder):
-        try:
-            application = create_app(ServiceConfig(folder, jobs, ray, door=door))
-        except ArenaError as e:
-            fail(str(e))
+        application = create_app(ServiceConfig(folder, jobs, ray, door=door))
         # The pages' address first: it is what a person opens, and what 'remote login' takes.
         base = f"http://{_url_host(host)}:{port}/"
         err.print(f"arena {escape(str(folder))}: open {base} (the API is under /api/v1/, OpenAPI at /openapi.json); Ctrl-C stops",
@@ -144,10 +138,7 @@ def user_add(
 ) -> None:
     """Add a user and print their API token (shown this once; it is stored hashed)."""
     with _open(folder) as store:
-        try:
-            user, token = accounts.add_user(store, name, admin=admin)
-        except ArenaError as e:
-            fail(str(e))
+        user, token = accounts.add_user(store, name, admin=admin)
     err.print(f"user {escape(user.name)} added{' (admin)' if admin else ''}; their token, shown this once:")
     out.print(token, highlight=False)
 
@@ -156,10 +147,7 @@ def user_add(
 def user_token(folder: Folder, name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
     """Print a new API token for a user (their other tokens keep working)."""
     with _open(folder) as store:
-        try:
-            token = accounts.new_token(store, store.user_named(name))
-        except ArenaError as e:
-            fail(str(e))
+        token = accounts.new_token(store, store.user_named(name))
     out.print(token, highlight=False)
 
 
@@ -175,14 +163,11 @@ def user_password(folder: Folder, name: Annotated[str, typer.Argument(help="The 
         if not password:
             fail("no password given on standard input (one line)")
     with _open(folder) as store:
-        try:
-            user = store.user_named(name)
-            problem = accounts.password_problem(password, user.name)
-            if problem:
-                fail(f"{problem} (a password needs {accounts.PASSWORD_RULES})")
-            accounts.set_password(store, user, password)
-        except ArenaError as e:
-            fail(str(e))
+        user = store.user_named(name)
+        problem = accounts.password_problem(password, user.name)
+        if problem:
+            fail(f"{problem} (a password needs {accounts.PASSWORD_RULES})")
+        accounts.set_password(store, user, password)
     err.print(f"password of {escape(name)} set; sign in on the arena's page")
 
 
@@ -190,10 +175,7 @@ def user_password(folder: Folder, name: Annotated[str, typer.Argument(help="The 
 def user_revoke(folder: Folder, name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
     """Revoke every API token and session of a user."""
     with _open(folder) as store:
-        try:
-            n = store.revoke_tokens(store.user_named(name).id)
-        except ArenaError as e:
-            fail(str(e))
+        n = store.revoke_tokens(store.user_named(name).id)
     err.print(f"{n} token{'' if n == 1 else 's'} of {escape(name)} revoked")
 
 
@@ -233,10 +215,7 @@ def reference(
     """Mark a reference bot (a house bot to measure against): the ladder caps its share of
     tables at the arena's reference_share_pct of a fair share."""
     with _open(folder) as store:
-        try:
-            versions = reference_targets(store, target)
-        except ArenaError as e:
-            fail(str(e))
+        versions = reference_targets(store, target)
         for v in versions:
             store.set_reference(v.id, not off)
     labels = ", ".join(escape(v.label) for v in versions)

@@ -93,8 +93,8 @@ the same checks), or with pytest if you have it: ``python -m pytest test_{name}.
 
 from __future__ import annotations
 
-from sample_bots import load
-from sdk.harness import check_bot, play_match
+from sample_bots import check_bot, load
+from sdk.harness import play_match
 
 from {name} import {cls}
 
@@ -241,12 +241,12 @@ def check(
     under_the_gun, dummy, widow, pot) at 2, 4 and 6 seats; an illegal move or an exception
     fails with the reason.
     """
+    from sample_bots import check_bot  # the SDK's checks, against the sample bots by name
     from sdk.harness import (
         CHECK_PRESETS,
         CHECK_TABLE_SIZES,
         CHECK_VARIANTS,
         IllegalMoveError,
-        check_bot,
     )
 
     try:

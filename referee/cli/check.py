@@ -27,7 +27,6 @@ from referee.bots.compliance import (
 from referee.bots.sandbox import (
     BotLimits,
     SandboxConfig,
-    SandboxError,
     check_env_entries,
     choose_sandbox,
 )
@@ -45,7 +44,6 @@ from referee.cli.options import (
     load_rules,
 )
 from referee.cli.stopping import ctrl_c_interrupts
-from referee.faults import BotError
 from referee.game import PRESETS, Rules, RulesError
 from referee.text import plural, printable
 from referee.timecontrol import TimeControl
@@ -167,10 +165,7 @@ def check_bot_command(
     variants the bot keeps the contract of and which not; the exit code is 0 when it keeps the
     standard game (with --all: every preset and variant), 1 otherwise.
     """
-    try:
-        spec = parse_bot_spec(bot)
-    except BotError as e:
-        _fail(str(e))
+    spec = parse_bot_spec(bot)
     try:
         tc = TimeControl(budget_ms, bank_ms, grace_ms)
     except ValueError as e:
@@ -189,7 +184,7 @@ def check_bot_command(
             limits=bot_limits(memory_mb, max_processes, cpus=cpus), env=check_env_entries(bot_env or []), command_files=True
         )
         sandbox_config, warning = choose_sandbox(sandbox, wanted) if spec.launched else (None, "")
-    except (ValueError, SandboxError) as e:
+    except ValueError as e:
         _fail(str(e))
     if warning:
         err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)

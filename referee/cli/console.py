@@ -8,6 +8,7 @@ from typing import NoReturn
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
+from referee.faults import RefereeError
 from referee.text import printable
 
 #: The width output gets when it goes to a pipe or a file and COLUMNS does not say otherwise.
@@ -47,3 +48,19 @@ def fail(message: str, code: int = 2) -> NoReturn:
     # markup, and never a terminal escape (printable keeps only the message's own lines).
     err.print(f"[bold red]error:[/] {escape(printable(message, keep=chr(10)))}", highlight=False)
     raise typer.Exit(code)
+
+
+#: The exit code of a command stopped by a referee error (bad input, an unusable folder or
+#: bot): the code :func:`fail` gives by default.
+ERROR_EXIT = 2
+
+
+def fail_on(e: RefereeError) -> NoReturn:
+    """The command line's one mapping of the referee's errors: print the error's message,
+    exit with :data:`ERROR_EXIT`.
+
+    The root command calls it for any :class:`RefereeError` a command lets through, so a
+    command catches an error itself only to say more (a hint, the bot's name) or to exit
+    with another code.
+    """
+    fail(str(e), ERROR_EXIT)

@@ -23,7 +23,6 @@ from referee.bots.sandbox import (
     CPUS_MIN,
     BotLimits,
     SandboxConfig,
-    SandboxError,
     check_env_entries,
     choose_sandbox,
 )
@@ -198,10 +197,7 @@ def match_command(
         _fail(f"--cpus must be a number from {CPUS_MIN:g} to {CPUS_MAX}, got {cpus:g}")
     specs: list[BotSpec] = []
     for text in bots:
-        try:
-            specs.append(parse_bot_spec(text))
-        except BotError as e:
-            _fail(str(e))
+        specs.append(parse_bot_spec(text))
     try:
         rules = load_rules(preset, rule or [], rules_file)
     except RulesError as e:
@@ -226,7 +222,7 @@ def match_command(
             limits=limits, hidden=(str(path),), env=check_env_entries(bot_env or []), command_files=True
         )
         sandbox_config, warning = choose_sandbox(sandbox, wanted)
-    except (ValueError, SandboxError) as e:
+    except ValueError as e:
         _fail(str(e))
     if warning:
         err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)

@@ -16,7 +16,6 @@ from rich.text import Text
 from referee.analysis.decisions import VIEWS, analyse_log
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
-from referee.faults import LogError
 from referee.game.errors import shown
 from referee.log import read_log
 from referee.replay.model import DealStep, build_replay
@@ -141,16 +140,10 @@ def replay_command(
             _fail("--html writes every view of the match; it takes no --seat, --round or --step")
         _write_html(path, html, analyse, samples)
         return
-    try:
-        log = read_log(path)
-    except LogError as e:
-        _fail(str(e))
+    log = read_log(path)
     if seat is not None and not 0 <= seat < log.header.players:
         _fail(f"--seat {shown(seat)}: the match has seats 0 to {log.header.players - 1}")
-    try:
-        replay = build_replay(log, seat)
-    except LogError as e:
-        _fail(str(e))
+    replay = build_replay(log, seat)
     if round_no is not None:
         rounds = [s.at.round_no for s in replay.steps if isinstance(s, DealStep)]
         if round_no not in rounds:
@@ -176,10 +169,7 @@ def _write_html(path: Path, out_file: Path, analyse: bool = False, samples: int 
     ``analyse``, each decision's judgement too)."""
     from referee.web.server import replay_html
 
-    try:
-        page = replay_html(path, analyse=analyse, samples=samples)
-    except LogError as e:
-        _fail(str(e))
+    page = replay_html(path, analyse=analyse, samples=samples)
     try:
         out_file.write_text(page, encoding="utf-8")
     except OSError as e:
@@ -205,10 +195,7 @@ def _log_path(target: Path, match: str | None) -> Path:
 def _show_bot_output(path: Path, seat: int) -> None:
     """Print one seat's kept output: ``FOLDER/output/<log stem>/seat<N>-<bot>.txt``, next to
     the tournament's ``logs/``."""
-    try:
-        log = read_log(path)
-    except LogError as e:
-        _fail(str(e))
+    log = read_log(path)
     if not 0 <= seat < log.header.players:
         _fail(f"--bot-output {shown(seat)}: the match has seats 0 to {log.header.players - 1}")
     folder = path.resolve().parent.parent / "output" / path.stem

@@ -44,11 +44,8 @@ def serve_command(
 ) -> None:
     """Look at a tournament in a browser: standings, rating progress, the matches, and a replay viewer."""
     check_numbers({"--port": port})
-    try:
-        source = Source(folder, standings_json)
-        skipped = source.skipped()
-    except StoreError as e:
-        fail(str(e))
+    source = Source(folder, standings_json)
+    skipped = source.skipped()
     for s in skipped:
         err.print(f"[yellow]not shown:[/] {escape(s['file'])}: {escape(s['reason'])}", highlight=False, soft_wrap=True)
     if export is not None:

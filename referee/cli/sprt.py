@@ -26,17 +26,17 @@ from referee.cli.app import app
 from referee.cli.console import err, fail
 from referee.cli.options import SandboxOpt, load_rules
 from referee.cli.stopping import exit_code, signals_stop
-from referee.faults import BotError, BotSpecError
+from referee.faults import RefereeError
 from referee.game import Rules, RulesError
 from referee.game.errors import shown
 from referee.text import plural
 from referee.timecontrol import TimeControl
 from referee.tournament.runner import RunError, RunReport, TaskResult, describe_error
-from referee.tournament.settings import SettingsError, SprtSettings, TournamentSettings, new_seed
+from referee.tournament.settings import SprtSettings, TournamentSettings, new_seed
 from referee.tournament.sprt import CONTROL_AFTER, SprtResult
 from referee.tournament.sprt_run import NotAnSprtTest, SprtMonitor, run_test
 from referee.tournament.store import DB_NAME, StoreError, TournamentStore
-from referee.tournament.submit import SubmissionError, submit
+from referee.tournament.submit import submit
 
 #: Defaults of the options that fix a test (None on the command line: "not given").
 DEFAULT_ELO0 = 0.0
@@ -250,10 +250,7 @@ def sprt_command(
     fields = _split(field)
     names: tuple[str, str, list[str]] | None = None
     if new is not None and old is not None:
-        try:
-            names = unique_names(bot_label(new, cwd), bot_label(old, cwd), [bot_label(f, cwd) for f in fields])
-        except BotSpecError as e:
-            fail(str(e))
+        names = unique_names(bot_label(new, cwd), bot_label(old, cwd), [bot_label(f, cwd) for f in fields])
     resume = folder is not None and (folder / DB_NAME).exists()
     created = False
     if resume:
@@ -303,7 +300,7 @@ def sprt_command(
                     luck=luck if luck is not None else True,
                 ),
             )
-        except (SettingsError, RulesError, ValueError) as e:
+        except (RulesError, ValueError) as e:
             fail(str(e))
         folder = folder if folder is not None else fresh_folder(names[0], names[1], cwd)
         try:
@@ -311,8 +308,6 @@ def sprt_command(
             store = TournamentStore.create(folder, settings)
         except SandboxError as e:
             fail(f"{e}; or use --sandbox off to run the bots unsandboxed")
-        except StoreError as e:
-            fail(str(e))
         created = True
         err.print(f"testing in [bold]{escape(str(folder))}[/] (continue it with --dir {escape(str(folder))})", highlight=False)
     with store:
@@ -338,10 +333,7 @@ def _rules_of(preset: str | None, rule: list[str] | None) -> Rules:
 
 
 def _open_test(folder: Path) -> TournamentStore:
-    try:
-        store = TournamentStore.open(folder)
-    except StoreError as e:
-        fail(str(e))
+    store = TournamentStore.open(folder)
     if store.settings.format != "sprt":
         store.close()
         fail(f"{folder} holds a {store.settings.format} tournament, not an SPRT test; use 'thirtyone tournament run'")
@@ -380,7 +372,7 @@ def _submit_missing(
             submit(store, text, name, cwd=cwd)
         except SandboxError as e:
             fail(f"{e}; or use --sandbox off to run the bots unsandboxed")
-        except (SubmissionError, StoreError, SettingsError, BotError, BotSpecError) as e:
+        except RefereeError as e:  # the bot refused, or its folder or the store: name the bot
             fail(f"{name}: {e}")
         except OSError as e:
             fail(f"cannot copy {name} into the test's folder: {e}")
@@ -390,10 +382,7 @@ def _play(store: TournamentStore, jobs: int, raw: bool = False) -> SprtResult:
     """Run the test with a live view; Ctrl-C and SIGTERM stop it cleanly (exit 130 / 143)."""
     t = store.settings.sprt
     assert t is not None
-    try:
-        start = SprtMonitor.from_store(store)
-    except StoreError as e:
-        fail(str(e))
+    start = SprtMonitor.from_store(store)
     # Live where someone watches; elsewhere (a log, a pipe) only the final view is printed.
     live = Live(render(start.result(), t.new, t.old, raw=raw), console=err, refresh_per_second=4, transient=False)
     watched = err.is_terminal

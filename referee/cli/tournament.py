@@ -37,7 +37,6 @@ from referee.cli.console import err, fail, out
 from referee.cli.options import BotEnvOpt, SandboxOpt, check_numbers
 from referee.cli.standings_view import standings_csv, standings_json, standings_table
 from referee.cli.stopping import exit_code, signals_stop
-from referee.faults import BotError
 from referee.game import MAX_PLAYERS, RulesError, parse_overrides
 from referee.game.errors import shown, shown_in
 from referee.text import plural
@@ -55,7 +54,7 @@ from referee.tournament.schedule import key_of_log, not_runnable, schedule_for
 from referee.tournament.settings import SettingsError, TournamentSettings, section
 from referee.tournament.standings import FAULT_KINDS, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
-from referee.tournament.submit import SubmissionError, submit, submit_many
+from referee.tournament.submit import submit, submit_many
 
 tournament_app = typer.Typer(help="Create and run tournaments (a tournament is a folder).", no_args_is_help=True)
 app.add_typer(tournament_app, name="tournament")
@@ -67,10 +66,7 @@ DirArg = Annotated[Path, typer.Argument(help="The tournament's folder.", show_de
 
 
 def _open(folder: Path, *, readonly: bool = False) -> TournamentStore:
-    try:
-        return TournamentStore.open(folder, readonly=readonly)
-    except StoreError as e:
-        fail(str(e))
+    return TournamentStore.open(folder, readonly=readonly)
 
 
 @tournament_app.command("new")
@@ -213,7 +209,7 @@ def new_command(
         data["limits"] = limits
         settings = TournamentSettings.from_dict(data)
         store = TournamentStore.create(folder, settings)
-    except (SettingsError, RulesError, StoreError) as e:
+    except RulesError as e:
         fail(str(e))
     store.close()
     out.print(f"created tournament [bold]{escape(str(folder))}[/]")
@@ -254,8 +250,6 @@ def submit_command(
         )
         try:
             entry = submit(store, bot, name, bot_dir=bot_dir)
-        except (SubmissionError, StoreError, SettingsError, BotError, SandboxError) as e:
-            fail(str(e))
         except OSError as e:
             fail(f"cannot copy the bot into the tournament: {e}")
     extra = f" (copied, sha256 {entry.sha256[:12]}…)" if entry.sha256 else ""
@@ -275,13 +269,10 @@ def bots_command(folder: DirArg) -> None:
         t = Table(title=f"Bots in {escape(str(folder))}")
         for col in ("name", "bot", "version", "author", "kind", "runs as", "matches"):
             t.add_column(col)
-        try:
-            for b in store.bots():
-                # Name, version and author are the bot's own text: shown as text, never as markup.
-                cells = (b.name, b.bot_name, b.bot_version, b.author, b.kind, b.spec, str(store.matches_of(b.name)))
-                t.add_row(*map(escape, cells))
-        except StoreError as e:
-            fail(str(e))
+        for b in store.bots():
+            # Name, version and author are the bot's own text: shown as text, never as markup.
+            cells = (b.name, b.bot_name, b.bot_version, b.author, b.kind, b.spec, str(store.matches_of(b.name)))
+            t.add_row(*map(escape, cells))
         out.print(t)
 
 
@@ -289,10 +280,7 @@ def bots_command(folder: DirArg) -> None:
 def withdraw_command(folder: DirArg, name: Annotated[str, typer.Argument(help="The bot's name in the tournament.")]) -> None:
     """Take a bot out of the tournament before it has played."""
     with _open(folder) as store:
-        try:
-            entry = store.remove_bot(name)
-        except StoreError as e:
-            fail(str(e))
+        entry = store.remove_bot(name)
         if entry.kind in ("file", "folder"):
             shutil.rmtree(store.folder / "bots" / entry.name, ignore_errors=True)
     out.print(f"withdrew [bold]{name}[/]")
@@ -486,10 +474,7 @@ def disqualify_command(
     if not reason.strip():
         fail("--reason must say why the bot is disqualified")
     with _open(folder) as store:
-        try:
-            store.disqualify(name, reason.strip())
-        except StoreError as e:
-            fail(str(e))
+        store.disqualify(name, reason.strip())
     out.print(f"disqualified [bold]{escape(name)}[/]: its remaining matches are forfeits", highlight=False)
 
 
@@ -511,16 +496,13 @@ def standings_command(
     if as_json and as_csv:
         fail("choose one of --json and --csv")
     with _open(folder, readonly=True) as store:
-        try:
-            if luck:
-                err.print(
-                    f"measuring the luck of the cards in {plural(len(store.done_keys()), 'match', 'matches')} "
-                    "(once each: kept in luck.jsonl)",
-                    highlight=False,
-                )
-            st = tournament_standings(store, luck=luck)
-        except StoreError as e:
-            fail(str(e))
+        if luck:
+            err.print(
+                f"measuring the luck of the cards in {plural(len(store.done_keys()), 'match', 'matches')} "
+                "(once each: kept in luck.jsonl)",
+                highlight=False,
+            )
+        st = tournament_standings(store, luck=luck)
         settings = store.settings
     if as_json:
         typer.echo(standings_json(st, settings))
@@ -551,11 +533,8 @@ def demo_command(
     """Run a small tournament of the sample bots and print the standings."""
     started = time.monotonic()
     check_numbers({"--jobs": jobs, "--games": games})  # before any folder is made
-    try:
-        # The demo runs where the sandbox cannot (a first try on a fresh machine), with a warning.
-        chosen, warning = choose_sandbox(sandbox, SandboxConfig())
-    except SandboxError as e:
-        fail(str(e))
+    # The demo runs where the sandbox cannot (a first try on a fresh machine), with a warning.
+    chosen, warning = choose_sandbox(sandbox, SandboxConfig())
     if warning:
         err.print(f"[yellow]{escape(warning)}[/]", highlight=False, soft_wrap=True)
     settings = TournamentSettings(table_size=3, games=games, seed=2026, sandbox="on" if chosen else "off")

@@ -27,6 +27,7 @@ from referee.game.actions import (
     SWAP_WIDOWS,
     Action,
     ActionKind,
+    DummyState,
     EventKind,
     Phase,
     Pile,
@@ -35,7 +36,7 @@ from referee.game.actions import (
 from referee.game.cards import DECK, Card
 from referee.game.chance import Chance, SeededChance
 from referee.game.errors import GameError, IllegalActionError
-from referee.game.observation import Observation, observe
+from referee.game.observation import Observation
 from referee.game.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from referee.game.values import is_flush, mask, value_table
 
@@ -1126,6 +1127,54 @@ class Match:
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know now: its information set (docs/rules.md, "What a bot sees")."""
         return observe(self, seat)
+
+
+def _public(ev: PublicEvent, seat: int) -> PublicEvent:
+    if ev.kind is EventKind.DRAW_STOCK and ev.seat != seat:
+        return PublicEvent(EventKind.DRAW_STOCK, ev.seat, None)
+    return ev
+
+
+def observe(m: Match, seat: int) -> Observation:
+    """Build ``seat``'s observation of match ``m``."""
+    if not 0 <= seat < m.players:
+        raise ValueError(f"no seat {seat} in a {m.players}-player match")
+    to_move = not m.over and m.current == seat
+    mine = to_move and m.drawn is not None
+    return Observation(
+        seat=seat,
+        players=m.players,
+        round_no=m.round_no,
+        turn=m.turn,
+        phase=m.phase if to_move else Phase.TURN_START,
+        to_move=to_move,
+        hand=tuple(m.hands[seat]),
+        drawn_card=m.drawn if mine else None,
+        drawn_from=m.drawn_from if mine else None,
+        history=tuple(_public(e, seat) for e in m.history),
+        discard_pile=tuple(m.pile),
+        stock_size=len(m.stock),
+        tokens=tuple(m.tokens),
+        in_game=tuple(m.alive),
+        dealer=m.dealer,
+        knocker=m.knocker,
+        turns_left_after_knock=m.turns_left if m.knocker is not None else 0,
+        rules=m.rules,
+        legal_actions=tuple(m.legal_actions()) if to_move else (),
+        widow=tuple(m.widow),
+        dummy_state=(
+            DummyState.NONE
+            if not m.rules.dummy
+            else DummyState.FACE_DOWN
+            if m.dummy_taker is None
+            else DummyState.TAKEN
+        ),
+        dummy_taker=m.dummy_taker,
+        face_up=tuple(m.face_up),
+        chips=tuple(m.chips),
+        pot=m.pot,
+        rounds_in_match=m.round_limit if m.rules.scoring == "pot" else 0,
+    )
 
 
 def _is31(h: Sequence[Card]) -> bool:

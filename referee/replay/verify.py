@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from referee import wire
-from referee.faults import LogError
+from referee.faults import LogError, RefereeError
 from referee.game.cards import Card
 from referee.game.state import ForfeitRecord, Match, Record, RoundResult
 from referee.log import LogWatcher, MatchLog, Position, iter_log, read_log, walk_log
@@ -341,7 +341,7 @@ def has_results(folder: str | os.PathLike[str]) -> bool:
     return (Path(folder) / DB_NAME).is_file()
 
 
-class MatchNotFound(LookupError):
+class MatchNotFound(RefereeError, LookupError):
     """No log (or more than one) in a folder answers to a match name."""
 
 

@@ -1,6 +1,10 @@
 """One error shape for the whole API: ``{"error": {"code": ..., "message": ...}}``.
 
-The arena's errors carry their own status (:mod:`referee.ladder.errors`); a bad field is
+The arena's errors carry their own status (:mod:`referee.ladder.errors`); any other
+:class:`~referee.faults.RefereeError` reaching this edge is the server's own failure, a 500 as
+for anything unexpected (the handler is on ``ArenaError`` rather than the root on purpose:
+Starlette turns a handled exception after a streamed response started into a RuntimeError,
+while an unhandled one reaches the server's log as itself). A bad field is
 422, an unknown route 404 (as an HTML page to a browser that asked for a page outside
 ``/api/``), and anything unexpected 500 with a message that names no
 internals (the stack trace goes to the server's log, never into a response).

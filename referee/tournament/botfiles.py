@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from referee.bots.sandbox import make_readable
+from referee.faults import RefereeError
 
 #: The largest bot folder accepted, in bytes, and the most files.
 MAX_FOLDER_BYTES = 256 * 1024 * 1024
@@ -24,7 +25,7 @@ MAX_FOLDER_FILES = 50_000
 IGNORED = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
 
-class BotFilesError(ValueError):
+class BotFilesError(RefereeError, ValueError):
     """A bot's folder cannot be copied (too large, a link leading out), or its copy changed."""
 
 

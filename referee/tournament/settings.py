@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.bots.sandbox import BotLimits, SandboxConfig, check_env_entries, choose_sandbox
+from referee.faults import RefereeError
 from referee.game import MAX_PLAYERS, Rules, RulesError, rules_from_mapping
 from referee.game.errors import shown, shown_in
 from referee.text import plural
@@ -25,7 +26,7 @@ BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 FORMATS = ("round-robin", "gauntlet", "sprt")
 
 
-class SettingsError(ValueError):
+class SettingsError(RefereeError, ValueError):
     """Tournament settings that cannot be used (names the setting and what it accepts)."""
 
 

@@ -77,6 +77,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from referee.faults import RefereeError
 from referee.game.errors import shown
 
 Model = Literal["pentanomial", "normal"]
@@ -108,7 +109,7 @@ SCORE_CLIP = 1e-4
 CONFIDENCE = 0.95
 
 
-class SprtError(ValueError):
+class SprtError(RefereeError, ValueError):
     """Parameters of a test that cannot be used."""
 
 

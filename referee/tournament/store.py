@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from referee.faults import RefereeError
 from referee.text import plural
 from referee.tournament.settings import SettingsError, TournamentSettings
 
@@ -96,7 +97,7 @@ def write_transaction(conn: C) -> Iterator[C]:
     else:
         conn.execute("COMMIT")
 
-class StoreError(Exception):
+class StoreError(RefereeError):
     """The tournament folder or database cannot be used; the message says why."""
 
 

@@ -34,7 +34,7 @@ from referee import wire
 from referee.bots import BotSpec, LocalLauncher, parse_bot_spec
 from referee.bots.compliance import CheckResult, cases_for, check_bot, is_soft_failure
 from referee.bots.sandbox import SandboxConfig, make_readable, outside_paths
-from referee.faults import BotError, BotStartError
+from referee.faults import BotError, BotStartError, RefereeError
 from referee.match import MatchConfig, run_match
 from referee.tournament.botfiles import BotFilesError, check_unchanged, copy_folder, file_sha256
 from referee.tournament.settings import SettingsError, TournamentSettings, check_bot_name
@@ -46,7 +46,7 @@ VALIDATION_SEED = 31
 _RECORDING = threading.Lock()
 
 
-class SubmissionError(Exception):
+class SubmissionError(RefereeError):
     """A bot was refused; the message says why."""
 
 

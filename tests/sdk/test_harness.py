@@ -156,7 +156,8 @@ def test_factories_and_rules_objects() -> None:
 
 
 def test_check_bot_plays_every_preset_and_variant() -> None:
-    from sdk.harness import CHECK_PRESETS, CHECK_VARIANTS, check_bot, check_cases
+    from sample_bots import check_bot
+    from sdk.harness import CHECK_PRESETS, CHECK_VARIANTS, check_cases
 
     assert set(CHECK_PRESETS) >= {"standard", "pagat", "family", "cadillac", "bicycle"}
     assert set(CHECK_VARIANTS) == {"dealer_option", "under_the_gun", "dummy", "widow", "pot"}
@@ -183,7 +184,7 @@ class _NoWidow(sdk.Bot):
 
 
 def test_check_bot_names_the_variant_that_failed() -> None:
-    from sdk.harness import check_bot
+    from sample_bots import check_bot
 
     with pytest.raises(IllegalMoveError) as caught:
         check_bot(_NoWidow, presets=("standard",), variants={"widow": Rules(draw="widow")}, table_sizes=(2,), matches=1)
