@@ -17,6 +17,7 @@ Time is reported to bots (``view.budget_ms``, ``view.bank_ms``) but not enforced
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -258,7 +259,7 @@ def check_cases(
 def check_bot(
     bot: BotSource,
     *,
-    opponents: Sequence[BotSource],
+    opponents: Sequence[BotSource] | None = None,
     presets: Sequence[str] = CHECK_PRESETS,
     variants: Mapping[str, Rules] = CHECK_VARIANTS,
     table_sizes: Sequence[int] = CHECK_TABLE_SIZES,
@@ -277,10 +278,23 @@ def check_bot(
     line per rules and size played. Returns the series.
 
     ``sample_bots.check_bot`` is this with the sample bots as opponents (the harness itself
-    knows no bots by name).
+    knows no bots by name). Without ``opponents`` (deprecated: what older scaffolded tests
+    call) it warns and seats the sample bots.
     """
     if matches < 1:
         raise ValueError(f"matches must be at least 1, got {matches}")
+    if opponents is None:
+        # The tests that `thirtyone bot new` wrote before opponents were the caller's call this
+        # without them: they keep working, with a warning, until the next minor version.
+        warnings.warn(
+            "sdk.harness.check_bot without opponents= is deprecated: use sample_bots.check_bot "
+            "(the sample bots as opponents) or pass opponents=[...]",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from sample_bots import CHECK_OPPONENTS, load
+
+        opponents = [load(name) for name in CHECK_OPPONENTS]
     if not opponents:
         raise ValueError("opponents: at least one bot to seat against the one checked")
     played: list[Series] = []

@@ -210,3 +210,14 @@ def test_a_pot_match_ends_after_its_rounds() -> None:
     chips = out.round_results[-1].chips_after
     assert out.placings == ((1, 2) if chips[0] > chips[1] else (2, 1) if chips[0] < chips[1] else (1, 1))
     assert ends[0].reason == "pot_rounds"
+
+
+def test_check_bot_without_opponents_still_works_with_a_warning() -> None:
+    """A test scaffolded before opponents were the caller's (``from sdk.harness import
+    check_bot``; ``check_bot(MyBot, matches=5)``) keeps passing, and is told what to use."""
+    import sample_bots
+    from sdk.harness import check_bot
+
+    with pytest.warns(DeprecationWarning, match="sample_bots.check_bot"):
+        series = check_bot(sample_bots.load("greedy"), matches=1, presets=("standard",), variants={}, table_sizes=(2,))
+    assert series and all(s.outcomes for s in series)
