@@ -40,8 +40,8 @@ from referee.tournament.tasks import (
 )
 from referee.tournament.worker import MAX_KEPT_BOTS, worker_main
 
-#: A worker playing a match that says nothing this long (it sends a heartbeat every
-#: :data:`~referee.tournament.worker.HEARTBEAT_S`) is stopped or stuck (the match limit can be hours long).
+#: A worker playing a match that says nothing this long is stopped or stuck (it sends a
+#: heartbeat every :data:`~referee.tournament.worker.HEARTBEAT_S`; the match limit can be hours long).
 SILENCE_LIMIT_S = 20.0
 #: Seconds a worker just spawned may take to say it is up (an interpreter and the referee's
 #: imports: a fraction of a second of CPU, but tens of seconds on two cores loaded 30 deep).

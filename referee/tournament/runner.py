@@ -37,8 +37,6 @@ from referee.tournament.tasks import (
     tmp_root_of,
 )
 
-# ---------------------------------------------------------------- the run
-
 
 @dataclass(slots=True)
 class RunReport:
