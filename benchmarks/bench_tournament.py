@@ -58,10 +58,11 @@ from pathlib import Path
 from typing import Any
 
 from referee.playsocket import TRANSPORT_ENV
-from referee.tournament.runner import Executor, RunReport, run_pending
+from referee.tournament.runner import RunReport, run_pending
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 from referee.tournament.submit import submit
+from referee.tournament.tasks import Executor
 
 SAMPLES = ("random", "greedy", "threshold")
 

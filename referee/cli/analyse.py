@@ -24,7 +24,7 @@ from referee.analysis.decisions import (
 from referee.analysis.luck import MatchLuck, match_luck
 from referee.cli.app import app
 from referee.cli.console import err, fail, out
-from referee.cli.replay import _log_path
+from referee.cli.replay import match_log_path
 from referee.faults import LogError
 from referee.game.errors import shown
 from referee.log import read_log
@@ -91,7 +91,7 @@ def analyse_command(
     if target.is_dir() and match is None:
         _habits(target, views, samples, seed, matches, as_json)
         return
-    path = _log_path(target, match)
+    path = match_log_path(target, match)
     log = read_log(path)
     if seat is not None and not 0 <= seat < log.header.players:
         fail(f"--seat {shown(seat)}: the match has seats 0 to {log.header.players - 1}")

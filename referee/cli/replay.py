@@ -124,7 +124,7 @@ def replay_command(
     if bot_output is not None:
         if verify or seat is not None or round_no is not None or step or html is not None:
             _fail("--bot-output prints one bot's output; it takes no --verify, --seat, --round, --step or --html")
-        _show_bot_output(_log_path(target, match), bot_output)
+        _show_bot_output(match_log_path(target, match), bot_output)
         return
     if verify:
         if seat is not None or round_no is not None or step or html is not None:
@@ -132,9 +132,9 @@ def replay_command(
         if target.is_dir() and match is None:
             _verify_many(target)
         else:
-            _verify_one(_log_path(target, match))
+            _verify_one(match_log_path(target, match))
         return
-    path = _log_path(target, match)
+    path = match_log_path(target, match)
     if html is not None:
         if seat is not None or round_no is not None or step:
             _fail("--html writes every view of the match; it takes no --seat, --round or --step")
@@ -177,7 +177,7 @@ def _write_html(path: Path, out_file: Path, analyse: bool = False, samples: int 
     out.print(f"wrote {out_file} ({len(page) // 1024} KiB): open it in a browser", highlight=False, markup=False)
 
 
-def _log_path(target: Path, match: str | None) -> Path:
+def match_log_path(target: Path, match: str | None) -> Path:
     """The log to read: TARGET itself, or MATCH's log in the tournament folder TARGET."""
     if target.is_dir():
         if match is None:

@@ -31,12 +31,13 @@ from referee.game import Rules, RulesError
 from referee.game.errors import shown
 from referee.text import plural
 from referee.timecontrol import TimeControl
-from referee.tournament.runner import RunError, RunReport, TaskResult, describe_error
+from referee.tournament.runner import RunReport
 from referee.tournament.settings import SprtSettings, TournamentSettings, new_seed
 from referee.tournament.sprt import CONTROL_AFTER, SprtResult
 from referee.tournament.sprt_run import NotAnSprtTest, SprtMonitor, run_test
 from referee.tournament.store import DB_NAME, StoreError, TournamentStore
 from referee.tournament.submit import submit
+from referee.tournament.tasks import RunError, TaskResult, describe_error
 
 #: Defaults of the options that fix a test (None on the command line: "not given").
 DEFAULT_ELO0 = 0.0

@@ -41,20 +41,13 @@ from referee.game import MAX_PLAYERS, RulesError, parse_overrides
 from referee.game.errors import shown, shown_in
 from referee.text import plural
 from referee.timecontrol import TimeControl
-from referee.tournament.runner import (
-    Executor,
-    RunError,
-    RunReport,
-    TaskResult,
-    describe_error,
-    log_name,
-    run_pending,
-)
+from referee.tournament.runner import RunReport, run_pending
 from referee.tournament.schedule import key_of_log, not_runnable, schedule_for
 from referee.tournament.settings import SettingsError, TournamentSettings, section
 from referee.tournament.standings import FAULT_KINDS, tournament_standings
 from referee.tournament.store import StoreError, TournamentStore
 from referee.tournament.submit import submit, submit_many
+from referee.tournament.tasks import Executor, RunError, TaskResult, describe_error, log_name
 
 tournament_app = typer.Typer(help="Create and run tournaments (a tournament is a folder).", no_args_is_help=True)
 app.add_typer(tournament_app, name="tournament")

@@ -8,7 +8,7 @@ beside the web service, and stops it with SIGTERM. It is the only writer of resu
   sandbox, as ``thirtyone submit`` does (:mod:`referee.tournament.submit`); a version
   becomes active or rejected with the reason. A stop mid-validation puts it back in the
   queue at the next start;
-- the **scheduler** feeds the runner's :class:`~referee.tournament.runner.LocalPool` lazily:
+- the **scheduler** feeds the runner's :class:`~referee.tournament.pool.LocalPool` lazily:
   each time a worker is free it gets the next match of the versions it is playing, or, with
   none left, a new choice of versions (:mod:`referee.ladder.scheduler`). A choice holds for a
   series of :attr:`~referee.ladder.settings.ArenaSettings.series_tables` tables (a placement
@@ -60,24 +60,23 @@ from referee.ladder.scheduler import Candidate, Window, can_seat, choose_table, 
 from referee.ladder.settings import ArenaSettings, load
 from referee.ladder.store import ARENA_FAILURE, ArenaStore, LadderMatch, Version, read_secret
 from referee.tournament.botfiles import BotFilesError, check_unchanged
-from referee.tournament.runner import (
-    BotLaunch,
-    LocalPool,
-    MatchTask,
-    RunError,
-    TaskResult,
-    drop_uncommitted,
-    log_name,
-    output_dir_of,
-    signals_deferred,
-    tmp_root_of,
-)
+from referee.tournament.pool import LocalPool
+from referee.tournament.runner import drop_uncommitted, signals_deferred
 from referee.tournament.schedule import ScheduledMatch
 from referee.tournament.submit import (
     SubmissionError,
     check_compliance,
     folder_spec,
     validate,
+)
+from referee.tournament.tasks import (
+    BotLaunch,
+    MatchTask,
+    RunError,
+    TaskResult,
+    log_name,
+    output_dir_of,
+    tmp_root_of,
 )
 
 if TYPE_CHECKING:

@@ -264,7 +264,7 @@ def _differences(path: str, stored: Any, logged: Any) -> list[tuple[str, str]]:
 
 
 def _check_row(folder: Path, row: MatchRow) -> list[RowDivergence]:
-    from referee.tournament.runner import with_absent
+    from referee.tournament.tasks import with_absent
 
     def div(field: str, detail: str) -> list[RowDivergence]:
         return [RowDivergence(row.key, field, printable(detail))]

@@ -2,14 +2,14 @@
 
 `Ray <https://docs.ray.io>`_ is an optional extra (``pip install 'thirtyone-arena[ray]'``),
 imported here only, and only when a run asks for it. :class:`RayExecutor` is an
-:class:`~referee.tournament.runner.Executor`, like the local pool: the runner hands it the
+:class:`~referee.tournament.tasks.Executor`, like the local pool: the runner hands it the
 pending matches and commits what it yields, so resume, ratings and verification are the
 same whatever played the matches.
 
 - **Workers.** One Ray actor (:class:`MatchWorker`) per CPU the cluster offers (or
   ``jobs``), each a process on some node that plays one match at a time and keeps its bots
   running across matches, as a local worker does (a process plays one rotation of a deal at
-  most, :func:`~referee.tournament.runner._remembers`; no spares are started ahead, since the
+  most, :func:`~referee.tournament.worker.remembers`; no spares are started ahead, since the
   executor hands out matches without the local pool's plan). It starts them next to itself, sandboxed
   with the tournament's settings (the same :class:`~referee.bots.process.LocalLauncher`).
 - **Bots travel through Ray**, not a shared file system: the runner packs each bot's copied,
@@ -24,7 +24,7 @@ same whatever played the matches.
   result says, and the runner commits both exactly as it commits a local worker's match.
 - **Failures.** A worker that dies (killed, out of memory, its node gone) or overruns the
   match's time limit is replaced, and its match is an infrastructure failure: recorded, and
-  played again (preferably on another node) up to :data:`~referee.tournament.runner.MAX_ATTEMPTS`
+  played again (preferably on another node) up to :data:`~referee.tournament.tasks.MAX_ATTEMPTS`
   times, never charged to a bot. A runner that dies takes its workers with it (Ray ends a
   driver's actors with the driver), and the next run plays what was not committed.
 """
@@ -54,7 +54,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.bots.sandbox import make_readable, pid_alive
-from referee.tournament.runner import (
+from referee.tournament.settings import TournamentSettings
+from referee.tournament.tasks import (
     MAX_ATTEMPTS,
     BotLaunch,
     MatchTask,
@@ -65,7 +66,6 @@ from referee.tournament.runner import (
     match_limit_s,
     startup_limit_s,
 )
-from referee.tournament.settings import TournamentSettings
 
 if TYPE_CHECKING:
     from referee.bots import BotHandle
@@ -360,9 +360,9 @@ class MatchWorker:
 
 
 async def _play(task: MatchTask, handles: dict[str, BotHandle]) -> TaskResult:
-    from referee.tournament.runner import _play_task
+    from referee.tournament.worker import play_task
 
-    return await _play_task(task, handles, lambda _message: None)
+    return await play_task(task, handles, lambda _message: None)
 
 
 # ---------------------------------------------------------------- the runner's side

@@ -9,7 +9,7 @@ all its matches are stored, deals count in order, and the test is asked after ea
 The test's state is never stored: :meth:`SprtMonitor.from_store` recomputes it from the stored
 results in deal order, so a run that was killed (or played matches past the verdict: a
 worker plays ahead to matches whose deal its bots have not played, see
-:class:`~referee.tournament.runner._Plan`) continues exactly the same test, and reaches
+:class:`~referee.tournament.pool.Plan`) continues exactly the same test, and reaches
 exactly the same verdict.
 """
 
@@ -19,11 +19,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.tournament.runner import RunReport, TaskResult, log_name, run_pending
+from referee.tournament.runner import RunReport, run_pending
 from referee.tournament.schedule import ScheduledMatch, build_sprt_schedule
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.sprt import VARIANCE_PRIOR, Model, SequentialTest, SprtParams, SprtResult
 from referee.tournament.store import TournamentStore
+from referee.tournament.tasks import TaskResult, log_name
 
 if TYPE_CHECKING:
     from referee.analysis.luck import LuckCache

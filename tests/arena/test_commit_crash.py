@@ -15,8 +15,8 @@ from referee.ladder.loop import Ladder
 from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import ArenaStore, create
 from referee.ladder.uploads import accept_upload
-from referee.tournament.runner import log_name, output_dir_of
 from referee.tournament.settings import TournamentSettings
+from referee.tournament.tasks import log_name, output_dir_of
 from tests.arena.conftest import SAMPLES, run_ladder_until
 
 pytestmark = pytest.mark.timeout(600)

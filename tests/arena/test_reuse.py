@@ -1,6 +1,6 @@
 """The ladder keeps a version's process for no more than one rotation of a table: a table is
 one deal, played in every seat rotation, and a process kept for the next rotation could
-remember the cards (runner._remembers). It keeps it for the same rotation of the other
+remember the cards (worker.remembers). It keeps it for the same rotation of the other
 tables of a series (several deals per start). Real ladder runs (in this process, one or two workers), real
 bot processes, real SQLite: every version is the memo bot (tests/tournament/bots/memo.py),
 which prints a token of its process at every match start."""
@@ -18,8 +18,8 @@ from referee.ladder.loop import Ladder
 from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import ArenaStore, create
 from referee.ladder.uploads import accept_upload
-from referee.tournament.runner import TaskResult, output_dir_of
 from referee.tournament.settings import TournamentSettings
+from referee.tournament.tasks import TaskResult, output_dir_of
 from tests.arena.conftest import REPO, run_ladder_until
 
 pytestmark = pytest.mark.timeout(600)

@@ -13,8 +13,8 @@ from referee.ladder.loop import Ladder
 from referee.ladder.settings import ArenaSettings
 from referee.ladder.store import ArenaStore, create
 from referee.ladder.uploads import accept_upload
-from referee.tournament.runner import MatchTask
 from referee.tournament.settings import TournamentSettings
+from referee.tournament.tasks import MatchTask
 
 
 def _arena(tmp_path: Path, versions: int = 3, **settings: int) -> tuple[Ladder, ArenaStore]:

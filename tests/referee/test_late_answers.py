@@ -21,10 +21,10 @@ from referee.log import read_log, replay_log
 from referee.match import MatchConfig, run_match
 from referee.replay.verify import stored_result_of
 from referee.timecontrol import TimeControl
-from referee.tournament.runner import outcome_to_result
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.standings import compute_standings
 from referee.tournament.store import MatchRow
+from referee.tournament.tasks import outcome_to_result
 
 from .conftest import hostile
 from .test_check_bot import check, noncompliant

@@ -17,7 +17,7 @@ from referee.bots import close_bots, start_bots
 from referee.game import Rules
 from referee.log import SCHEMA_VERSION, VARIANT_SCHEMA_VERSION, read_log, replay_log, walk_log
 from referee.match import MatchConfig, MatchOutcome, play_match
-from referee.tournament.runner import outcome_to_result
+from referee.tournament.tasks import outcome_to_result
 
 from .conftest import FAST_TC, hostile, run
 

@@ -9,15 +9,15 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from referee.tournament import runner
+from referee.tournament import pool, worker
 
 
 def _late_worker(conn: Connection, parent: int, delay_s: float) -> None:
     time.sleep(delay_s)  # the boot being simulated: nothing is said until the worker is up
-    runner._worker_main(conn, parent)
+    worker.worker_main(conn, parent)
 
 
-class SlowBootPool(runner.LocalPool):
+class SlowBootPool(pool.LocalPool):
     """A :class:`LocalPool` whose every worker takes ``boot_s`` before it starts."""
 
     def __init__(self, jobs: int, *, boot_s: float, **kw: Any) -> None:
@@ -29,4 +29,4 @@ class SlowBootPool(runner.LocalPool):
         p = ctx.Process(target=_late_worker, args=(theirs, os.getpid(), self.boot_s), daemon=False)
         p.start()
         theirs.close()
-        return runner._Slot(p, mine)
+        return pool.Slot(p, mine)

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from referee.tournament.runner import MatchTask, TaskResult, log_name, output_dir_of, run_pending
+from referee.tournament.runner import run_pending
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
+from referee.tournament.tasks import MatchTask, TaskResult, log_name, output_dir_of
 from tests.tournament.conftest import make_tournament
 
 pytestmark = pytest.mark.timeout(600)

@@ -1,5 +1,5 @@
 """No bot process plays two matches of one deal: the rotations of a deal deal the same cards,
-and a process kept running could remember them (:func:`referee.tournament.runner._remembers`).
+and a process kept running could remember them (:func:`referee.tournament.worker.remembers`).
 
 A real tournament (``thirtyone`` CLI, bot processes in the tournament's sandbox, gRPC,
 SQLite, worker processes) of ``memo`` (``tests/tournament/bots/memo.py``, which prints a token
@@ -24,23 +24,13 @@ import pytest
 from referee.bots import BotHandle, close_bots
 from referee.bots.process import LocalBotProcess
 from referee.bots.sandbox import BUSY_WEIGHT, IDLE_WEIGHT, probe
-from referee.tournament.runner import (
-    PRESTART_AHEAD,
-    BotLaunch,
-    MatchTask,
-    Spares,
-    TaskResult,
-    _Plan,
-    _play_task,
-    _Slot,
-    clean_leftovers,
-    discard_spares,
-    log_name,
-    pending_tasks,
-)
+from referee.tournament.pool import PRESTART_AHEAD, Plan, Slot
+from referee.tournament.runner import clean_leftovers, pending_tasks
 from referee.tournament.schedule import build_schedule, schedule_for
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
+from referee.tournament.tasks import BotLaunch, MatchTask, TaskResult, log_name
+from referee.tournament.worker import Spares, discard_spares, play_task
 from tests.polling import poll_until_async
 
 from .conftest import SANDBOX, make_tournament, ok
@@ -100,7 +90,7 @@ def weight(h: BotHandle) -> int | None:
 
 
 def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_plays(tmp_path: Path) -> None:
-    """The worker's own function (runner._play_task) with real bots: a match whose task says
+    """The worker's own function (worker.play_task) with real bots: a match whose task says
     ``prestart`` leaves spare processes of its bots behind; the next match, another rotation
     of the same deal, plays with those spares (the kept processes played that deal) and stops
     the old ones."""
@@ -118,7 +108,7 @@ def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_pla
         handles: dict[str, BotHandle] = {}
         spares: Spares = {}
         try:
-            r = await _play_task(dataclasses.replace(first, prestart=names), handles, lambda _m: None, spares)
+            r = await play_task(dataclasses.replace(first, prestart=names), handles, lambda _m: None, spares)
             assert r.ok and set(r.started) == set(names), r
             assert set(spares) == set(names)
             # Between matches the kept bots are idle, and so are the spares until taken (where
@@ -133,7 +123,7 @@ def test_the_next_rotation_s_bots_are_started_while_the_last_match_of_theirs_pla
             assert {weight(h) for h in up.values()} <= {BUSY_WEIGHT, None}
             old = dict(handles)
             # Told "started" as the match is about to play: the bots are at work then.
-            r = await _play_task(second, handles, lambda _m: seen.extend(weight(h) for h in up.values()), spares)
+            r = await play_task(second, handles, lambda _m: seen.extend(weight(h) for h in up.values()), spares)
             assert r.ok and r.has_log, r
             assert set(seen) <= {BUSY_WEIGHT, None} and len(seen) == len(names)  # at work while it played
             for n in names:
@@ -153,8 +143,8 @@ def test_the_plan_asks_for_spares_a_few_matches_before_a_worker_has_to_start_its
     # One worker, one table of three, 12 deals: it plays the first rotation of every deal,
     # then needs its bots started again for the second, and again for the third.
     tasks = [MatchTask(m, "", tuple(BotLaunch(n, n, "") for n in m.seats), {}) for m in build_schedule(["a", "b", "c"], 3, 12, 7)]
-    plan = _Plan(iter(tasks))
-    slot = _Slot(None, None)  # type: ignore[arg-type]  # the plan reads only bots, deals and group
+    plan = Plan(iter(tasks))
+    slot = Slot(None, None)  # type: ignore[arg-type]  # the plan reads only bots, deals and group
     asked: list[bool] = []
     restarted: list[bool] = []
     while (t := plan.take(slot, [])) is not None:

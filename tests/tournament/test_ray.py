@@ -35,8 +35,8 @@ from referee.tournament.ray_executor import (
     ray_available,
     receive,
 )
-from referee.tournament.runner import log_name
 from referee.tournament.store import DB_NAME, TournamentStore
+from referee.tournament.tasks import log_name
 from tests.polling import poll_until
 
 from .conftest import (
@@ -415,7 +415,7 @@ class FakeActor:
         self.play = _Method(self._play)
 
     def _play(self, task: Any, folder: str, bundles: dict[str, Any]) -> Any:
-        from referee.tournament.runner import TaskResult
+        from referee.tournament.tasks import TaskResult
 
         self.played.append(task.match.key)
         if task.match.key == self.dies_on:
@@ -444,9 +444,9 @@ class FakeRay:
 
 
 def _fake_tasks(n: int, tmp_path: Path) -> list[Any]:
-    from referee.tournament.runner import MatchTask
     from referee.tournament.schedule import ScheduledMatch
     from referee.tournament.settings import TournamentSettings
+    from referee.tournament.tasks import MatchTask
 
     settings = TournamentSettings().to_dict()
     return [
@@ -485,7 +485,7 @@ def test_a_match_lost_with_its_worker_is_played_again_on_another_node(tmp_path: 
 
 
 def test_workers_that_cannot_start_anywhere_stop_the_run_saying_why(tmp_path: Path) -> None:
-    from referee.tournament.runner import MAX_ATTEMPTS, RunError
+    from referee.tournament.tasks import MAX_ATTEMPTS, RunError
 
     actors = [FakeActor(str(i), starts=False) for i in range(2 * MAX_ATTEMPTS + 2)]
     with pytest.raises(RunError, match=r"Ray workers cannot start on the cluster at fake .*died in its constructor"):

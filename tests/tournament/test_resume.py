@@ -13,8 +13,8 @@ import pytest
 
 from referee.log import read_log
 from referee.text import plural
-from referee.tournament.runner import log_name
 from referee.tournament.store import TournamentStore
+from referee.tournament.tasks import log_name
 
 from .conftest import (
     Played,

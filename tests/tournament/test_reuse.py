@@ -2,7 +2,7 @@
 bot starts a few times per table and worker (a process plays one rotation of a deal) rather
 than once per match, and changes no result.
 
-The plan (:class:`referee.tournament.runner._Plan`) is tested on real schedules with no
+The plan (:class:`referee.tournament.pool.Plan`) is tested on real schedules with no
 process; the whole run with real workers and bots, against the plain order."""
 
 from __future__ import annotations
@@ -16,20 +16,12 @@ from typing import Any
 
 import pytest
 
-from referee.tournament.runner import (
-    PLAN_ORDER_SCAN,
-    PLAN_READ_AHEAD,
-    LocalPool,
-    MatchTask,
-    TaskResult,
-    _Plan,
-    _Slot,
-    pending_tasks,
-    run_pending,
-)
+from referee.tournament.pool import PLAN_ORDER_SCAN, PLAN_READ_AHEAD, LocalPool, Plan, Slot
+from referee.tournament.runner import pending_tasks, run_pending
 from referee.tournament.schedule import build_schedule, build_sprt_schedule
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
+from referee.tournament.tasks import MatchTask, TaskResult
 
 from .conftest import SAMPLES, SANDBOX, copy_tournament, make_tournament, outcomes
 
@@ -42,20 +34,20 @@ def _tasks(bots: list[str], table_size: int, games: int) -> list[MatchTask]:
 
 
 def _with_bots(t: MatchTask) -> MatchTask:
-    from referee.tournament.runner import BotLaunch
+    from referee.tournament.tasks import BotLaunch
 
     return MatchTask(t.match, "", tuple(BotLaunch(n, n, "") for n in t.match.seats), {})
 
 
-def _slot() -> _Slot:
-    return _Slot(None, None)  # type: ignore[arg-type]  # the plan reads only bots and group
+def _slot() -> Slot:
+    return Slot(None, None)  # type: ignore[arg-type]  # the plan reads only bots and group
 
 
-def _finish(slot: _Slot, t: MatchTask) -> None:
+def _finish(slot: Slot, t: MatchTask) -> None:
     slot.note(t, TaskResult(t.match.key, True, started=t.match.seats))
 
 
-def _hand_out(plan: _Plan, slots: list[_Slot], order: list[int]) -> dict[int, list[MatchTask]]:
+def _hand_out(plan: Plan, slots: list[Slot], order: list[int]) -> dict[int, list[MatchTask]]:
     """Free workers ask in ``order`` (cycled) until nothing is left; each finishes at once."""
     got: dict[int, list[MatchTask]] = {i: [] for i in range(len(slots))}
     idle = 0
@@ -76,7 +68,7 @@ def _hand_out(plan: _Plan, slots: list[_Slot], order: list[int]) -> dict[int, li
 def test_a_worker_plays_on_at_its_table_and_two_workers_take_two_tables() -> None:
     tasks = [_with_bots(t) for t in _tasks(["a", "b", "c", "d"], 3, 3)]  # 4 tables x 3 deals x 3 rotations
     slots = [_slot(), _slot()]
-    got = _hand_out(_Plan(iter(tasks)), slots, [0, 1])
+    got = _hand_out(Plan(iter(tasks)), slots, [0, 1])
     handed = [t.match.key for ts in got.values() for t in ts]
     assert sorted(handed) == sorted(t.match.key for t in tasks)  # each task exactly once
     for ts in got.values():
@@ -105,7 +97,7 @@ def test_a_worker_moves_to_the_table_whose_bots_it_has() -> None:
     # Tables of two among a, b, c, d: after a+b, the worker that has them goes on to a table
     # that needs one new bot (a+c), not to c+d, which needs two.
     tasks = [_with_bots(t) for t in _tasks(["a", "b", "c", "d"], 2, 1)]
-    plan = _Plan(iter(tasks))
+    plan = Plan(iter(tasks))
     one, other = _slot(), _slot()
     t = plan.take(one, [other])
     assert t is not None and t.match.table == ("a", "b")
@@ -122,13 +114,13 @@ def test_a_worker_moves_to_the_table_whose_bots_it_has() -> None:
 def test_the_last_table_is_shared_rather_than_waited_for() -> None:
     tasks = [_with_bots(t) for t in _tasks(["a", "b", "c"], 3, 4)]  # one table, 12 matches
     slots = [_slot(), _slot()]
-    got = _hand_out(_Plan(iter(tasks)), slots, [0, 1])
+    got = _hand_out(Plan(iter(tasks)), slots, [0, 1])
     assert len(got[0]) == len(got[1]) == 6
 
 
 def test_retries_come_first_and_keep_order_keeps_the_order() -> None:
     sprt = [MatchTask(m, "", (), {}) for m in build_sprt_schedule("new", "old", ("f",), 3, 5)]
-    plan = _Plan(iter(sprt), keep_order=True)
+    plan = Plan(iter(sprt), keep_order=True)
     slots = [_slot(), _slot()]
     first = plan.take(slots[0], [slots[1]])
     assert first is not None
@@ -140,7 +132,7 @@ def test_retries_come_first_and_keep_order_keeps_the_order() -> None:
 
 def _starts(played: list[MatchTask]) -> int:
     """Bot starts a worker needs for ``played``, in order: one for each bot not yet running or
-    whose process played that deal already (the worker's rule, runner._remembers)."""
+    whose process played that deal already (the worker's rule, worker.remembers)."""
     deals: dict[str, set[int]] = {}
     n = 0
     for t in played:
@@ -156,7 +148,7 @@ def test_an_sprt_test_s_workers_play_a_few_deals_ahead_rather_than_start_bots_fo
     # Two tables (new and old, each with the field's bot f) share each deal, two rotations
     # each: a process of f plays one of a deal's four matches.
     sprt = [_with_bots(MatchTask(m, "", (), {})) for m in build_sprt_schedule("new", "old", ("f",), 60, 5)]
-    plan = _Plan(iter(sprt), keep_order=True)
+    plan = Plan(iter(sprt), keep_order=True)
     slots = [_slot(), _slot()]
     left = [t.match.key for t in sprt]  # not handed out yet, in the test's order
     got: list[list[MatchTask]] = [[], []]
@@ -187,7 +179,7 @@ def test_a_lazy_feed_is_read_only_when_no_table_is_free() -> None:
             read.append(t.match.key)
             yield t
 
-    plan = _Plan(feed(), scheduled=False)
+    plan = Plan(feed(), scheduled=False)
     one, other = _slot(), _slot()
     t = plan.take(one, [other])
     assert t is not None and read == [t.match.key]
@@ -207,7 +199,7 @@ def test_a_feed_of_one_table_only_is_read_a_bounded_way_ahead() -> None:
             read.append(i)
             yield t
 
-    plan = _Plan(feed(), scheduled=False)
+    plan = Plan(feed(), scheduled=False)
     one, other = _slot(), _slot()
     assert plan.take(one, [other]) is not None
     # No table of its own ahead: the second worker joins the first's, a few reads on.

@@ -16,9 +16,11 @@ import pytest
 
 from referee.game import Rules
 from referee.timecontrol import TimeControl
-from referee.tournament.runner import LocalPool, match_limit_s, run_pending, tmp_root_of
+from referee.tournament.pool import LocalPool
+from referee.tournament.runner import run_pending
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
+from referee.tournament.tasks import match_limit_s, tmp_root_of
 from tests.polling import poll_until
 
 from .conftest import (

@@ -9,10 +9,10 @@ import random
 import sqlite3
 from pathlib import Path
 
-from referee.tournament.runner import log_name
 from referee.tournament.schedule import build_schedule, table_key
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import DB_NAME, BotEntry, TournamentStore, now
+from referee.tournament.tasks import log_name
 
 
 def synthetic_store(folder: Path, matches: int = 10_000, bots: int = 8, table_size: int = 4, seed: int = 1) -> Path:

@@ -12,7 +12,7 @@ from referee.ladder.errors import NotFound
 from referee.ladder.paths import as_owner_sees
 from referee.service.deps import MAX_ID, OwnSeats, Store, public
 from referee.service.views import match_view
-from referee.tournament.runner import output_dir_of, output_file_name
+from referee.tournament.tasks import output_dir_of, output_file_name
 
 router = APIRouter(prefix="/api/v1", tags=["matches"])
 #: Most of one bot's output a response carries (the file keeps up to 1 MiB).
