@@ -497,3 +497,19 @@ def fit(
     in_use = blocks.players >= 0
     clusters = np.bincount(blocks.players[in_use], minlength=n).tolist()
     return Fit(ids, theta, cov, matches, level, clusters)
+
+
+def wilson(wins: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The Wilson score interval of a win rate of ``wins`` in ``n`` matches (SciPy's), ``(0, 1)``
+    for none: the one interval of win rates, for tournaments and the ladder alike. Its ends
+    are clamped to hold the rate itself, so that no rounding error ever shows a rate outside
+    its own interval (the ladder's hand-written formula put the low end of a rate of 0 at
+    2.8e-17)."""
+    if n <= 0:
+        return 0.0, 1.0
+    # Imported here: scipy.stats costs a second, and every command imports this module.
+    from scipy.stats import binomtest
+
+    ci = binomtest(wins, n).proportion_ci(confidence_level=level, method="wilson")
+    rate = wins / n
+    return min(float(ci.low), rate), max(float(ci.high), rate)

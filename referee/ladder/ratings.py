@@ -23,7 +23,7 @@ from typing import Any
 from openskill.models import PlackettLuce
 
 from referee.ladder.store import ArenaStore, Official, Version
-from referee.ratings import BASE, ELO, LEVEL, Outcome, fit
+from referee.ratings import BASE, ELO, LEVEL, Outcome, fit, wilson
 
 #: tau = 0: a version's strength never changes, so its sigma must be free to settle.
 _model = PlackettLuce(tau=0.0)
@@ -62,16 +62,6 @@ def live_rating(mu: float, sigma: float) -> tuple[float, float, float]:
     r = BASE + ELO * theta
     return r, r - _Z * ELO * se, r + _Z * ELO * se
 
-
-def wilson(wins: int, n: int) -> tuple[float, float]:
-    """The Wilson score interval (95%) of a win rate of ``wins`` in ``n`` matches; (0, 1) for none."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = wins / n
-    z2 = _Z * _Z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = _Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def table_of(key: str) -> int:

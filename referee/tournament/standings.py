@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from referee.ratings import BASE, Outcome, fit
+from referee.ratings import BASE, Outcome, fit, wilson
 from referee.text import plural
 from referee.tournament.schedule import DealProgress, schedule_for
 from referee.tournament.store import MatchRow, TournamentStore
@@ -227,12 +227,7 @@ def compute_standings(
         if raw is not None:
             st.raw_rating = (raw[name].rating, raw[name].low, raw[name].high)
         if st.matches:
-            # Imported here: scipy.stats costs over a second, and every command (--help
-            # included) imports this module.
-            from scipy.stats import binomtest
-
-            ci = binomtest(st.wins, st.matches).proportion_ci(confidence_level=0.95, method="wilson")
-            st.win_low, st.win_high = float(ci.low), float(ci.high)
+            st.win_low, st.win_high = wilson(st.wins, st.matches)
     # Unrated bots last; then the best estimate first (its interval is shown beside it).
     ordered = sorted(table.values(), key=lambda b: (not b.rated, -b.rating, b.mean_placing, b.name))
     return Standings(ordered, dict(h2h), len(rows), scheduled, played, unsandboxed, pot=pot, luck=luck is not None)
