@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from referee.ladder.accounts import add_user, new_token, set_password
-from referee.ladder.store import ArenaStore
+from referee.ladder.store import ArenaStore, Version
 from tests.arena.conftest import SAMPLES, Arena, fake_version, make_arena, play_table
 from tests.polling import poll_until
 from tests.web.conftest import ARTIFACTS
@@ -356,20 +356,26 @@ def test_only_a_finished_match_offers_its_output(quick_arena: tuple[Arena, str],
     assert t.page.query_selector("#no-output") is None
 
 
+def _rejected_version(store: ArenaStore, user_id: int, name: str, code: str, reason: str) -> Version:
+    """A one-file version of ``name`` put in the store as an upload would, then rejected."""
+    staged = store.folder / "uploads" / f"staged-{name}"
+    staged.mkdir()
+    (staged / "bot.py").write_text(code)
+
+    def place(vid: int) -> str:
+        staged.rename(store.folder / "versions" / str(vid))
+        return f"versions/{vid}"
+
+    version = store.add_version(user_id, name, place=place, command="python bot.py", sha256="", n_files=1,
+                                size=len(code), source="bot.py", mu=25.0, sigma=8.0)
+    store.set_status(version.id, "rejected", reason)
+    return version
+
+
 def test_my_bots_deletes_a_rejected_version(quick_arena: tuple[Arena, str], tabs: Any) -> None:
     a, url = quick_arena
     with ArenaStore.open(a.folder) as store:
-        staged = store.folder / "uploads" / "staged-oops"
-        staged.mkdir()
-        (staged / "bot.py").write_text("def act(:\n")
-
-        def place(vid: int) -> str:
-            staged.rename(store.folder / "versions" / str(vid))
-            return f"versions/{vid}"
-
-        oops = store.add_version(store.user_named("ada").id, "oops", place=place, command="python bot.py", sha256="",
-                                 n_files=1, size=10, source="bot.py", mu=25.0, sigma=8.0)
-        store.set_status(oops.id, "rejected", "SyntaxError: invalid syntax")
+        oops = _rejected_version(store, store.user_named("ada").id, "oops", "def act(:\n", "SyntaxError: invalid syntax")
     t = tabs(url)
     sign_in(t, "ada")
     t.go("/me")
@@ -591,17 +597,7 @@ def _seed_author(folder: Path) -> Authored:
             c.execute("UPDATE matches SET duration_s = 0.03 WHERE key = ?", (keys[-1],))
         # Only flip.v2 stays active: the ladder, with fewer active versions than seats, plays none.
         store.set_status(wall, "withdrawn", "withdrawn by its owner")
-        staged = store.folder / "uploads" / "staged-syntaxbot"
-        staged.mkdir()
-        (staged / "bot.py").write_text("def act(self, view) -> Action\n")
-
-        def place(vid: int) -> str:
-            staged.rename(store.folder / "versions" / str(vid))
-            return f"versions/{vid}"
-
-        syntax = store.add_version(cy.id, "syntaxbot", place=place, command="python bot.py", sha256="", n_files=1, size=30,
-                                   source="bot.py", mu=25.0, sigma=8.0).id
-        store.set_status(syntax, "rejected", TRACEBACK)
+        syntax = _rejected_version(store, cy.id, "syntaxbot", "def act(self, view) -> Action\n", TRACEBACK).id
         set_password(store, cy, PASSWORD)
     return Authored(flip1, flip2, wall, syntax, keys[-1])
 
