@@ -63,6 +63,11 @@ class SeatResult:
     #: Keys this version does not know, kept as they were.
     extra: tuple[tuple[str, Any], ...] = ()
 
+    @property
+    def played(self) -> bool:
+        """Whether the seat played (its bot started and was not disqualified)."""
+        return "absent" not in self.stored
+
     @classmethod
     def from_json(cls, data: Any, where: str = "seat") -> SeatResult:
         """A seat from its stored JSON (an object; missing keys read as their defaults)."""

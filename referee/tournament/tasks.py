@@ -98,6 +98,11 @@ class TaskResult:
     #: Whether the match wrote a log (not when fewer than two bots could play).
     has_log: bool = True
 
+    @property
+    def record(self) -> MatchResult:
+        """The result as a typed record (:mod:`referee.tournament.results`); only when ``ok``."""
+        return MatchResult.from_json(self.result)
+
 
 class RunError(RefereeError):
     """The executor could not play every task."""
