@@ -175,7 +175,7 @@ def _to_v3(conn: sqlite3.Connection) -> None:
         "FROM versions v WHERE v.matches > 0"
     )
     for seats, result in conn.execute("SELECT seats, result FROM matches WHERE status = 'done' ORDER BY key").fetchall():
-        conn.executemany(ADD_PAIR, list(pair_outcomes(json.loads(seats), json.loads(result)["placings"])))
+        conn.executemany(ADD_PAIR, list(pair_outcomes(json.loads(seats), MatchResult.from_json(json.loads(result)).placings)))
     conn.execute(BUMP_BOARD, (BOARD_GEN,))  # the kept leaderboard gains its sparklines
 
 
