@@ -311,8 +311,8 @@ def _run(
     def on_result(r: TaskResult) -> None:
         nonlocal failed
         if r.ok:
-            for seat in r.result.get("seats", []):
-                for k, n in seat.get("faults", {}).items():
+            for seat in r.record.seats:
+                for k, n in seat.faults.items():
                     faults[k] = faults.get(k, 0) + n
             for name, why in r.start_failures.items():
                 first = why.splitlines()[0] if why else ""

@@ -392,7 +392,7 @@ class Ladder:
             os.replace(out_src, out_dest)
         # The latest ratings, not those at scheduling: other tables finished meanwhile.
         current = [(store.version(v).mu, store.version(v).sigma) for v in m.seats]
-        placings = [int(p) for p in r.result["placings"]]
+        placings = list(r.record.placings)
         moved = ratings.live_update(current, placings)
         store.record_result(r.key, r.result, rel, r.duration_s, dict(zip(m.seats, moved, strict=True)))
 

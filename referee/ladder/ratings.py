@@ -24,6 +24,7 @@ from openskill.models import PlackettLuce
 
 from referee.ladder.store import ArenaStore, Official, Version
 from referee.ratings import BASE, ELO, LEVEL, Outcome, fit, wilson
+from referee.tournament.results import MatchResult, SeatResult
 
 #: tau = 0: a version's strength never changes, so its sigma must be free to settle.
 _model = PlackettLuce(tau=0.0)
@@ -73,18 +74,20 @@ def refit(rows: Sequence[tuple[str, tuple[int, ...], dict[str, Any]]]) -> dict[i
     """The official figures of every version that played, from all finished matches (key,
     seats as version ids, result): the fit, and win rates with Wilson intervals counted from
     the same matches. A win is first place alone (a shared first place is nobody's)."""
-    outcomes = [Outcome(tuple(seats), tuple(int(p) for p in result["placings"]), table_of(key)) for key, seats, result in rows]
+    records = [(key, seats, MatchResult.from_json(result)) for key, seats, result in rows]
+    outcomes = [Outcome(tuple(seats), record.placings, table_of(key)) for key, seats, record in records]
     fitted = fit(outcomes)
     wins: Counter[int] = Counter()
     faults: dict[int, Counter[str]] = {}
-    for _key, seats, result in rows:
-        placings = [int(p) for p in result["placings"]]
-        per_seat = result.get("seats") or [{} for _ in seats]
+    for _key, seats, record in records:
+        placings = list(record.placings)
+        # (An empty list of seats reads as no figures, as it always did.)
+        per_seat = record.seats or tuple(SeatResult() for _ in seats)
         for s, v in enumerate(seats):
             wins[v] += placings[s] == 1 and placings.count(1) == 1
-            for kind, n in (per_seat[s].get("faults") or {}).items():
+            for kind, n in per_seat[s].faults.items():
                 if n:
-                    faults.setdefault(v, Counter())[str(kind).lower()] += int(n)
+                    faults.setdefault(v, Counter())[kind.lower()] += n
     out = {}
     for v, r in fitted.ratings.items():
         lo, hi = wilson(wins[v], r.matches)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from referee.ladder.errors import ArenaError, Conflict, NotFound
 from referee.ladder.names import skeleton
 from referee.ladder.settings import SETTINGS_NAME, ArenaSettings, load, to_toml
+from referee.tournament.results import MatchResult
 from referee.tournament.schedule import DealProgress
 from referee.tournament.store import FILE_MODE, FOLDER_MODE, connect, write_transaction
 
@@ -174,7 +175,7 @@ def _to_v3(conn: sqlite3.Connection) -> None:
         "FROM versions v WHERE v.matches > 0"
     )
     for seats, result in conn.execute("SELECT seats, result FROM matches WHERE status = 'done' ORDER BY key").fetchall():
-        conn.executemany(ADD_PAIR, list(pair_outcomes(json.loads(seats), json.loads(result)["placings"])))
+        conn.executemany(ADD_PAIR, list(pair_outcomes(json.loads(seats), MatchResult.from_json(json.loads(result)).placings)))
     conn.execute(BUMP_BOARD, (BOARD_GEN,))  # the kept leaderboard gains its sparklines
 
 
@@ -1018,7 +1019,7 @@ class ArenaStore:
                 return False
             (tid, seats) = c.execute("SELECT table_id, seats FROM matches WHERE key = ?", (key,)).fetchone()
             seats = json.loads(seats)
-            placings = [int(p) for p in result["placings"]]
+            placings = list(MatchResult.from_json(result).placings)
             at = now()
             for s, vid in enumerate(seats):
                 mu, sigma = ratings[vid]

@@ -11,6 +11,7 @@ from referee.ladder import board
 from referee.ladder.fairness import deal_seed
 from referee.ladder.ratings import live_rating, shown
 from referee.ladder.store import ArenaStore, LadderMatch, Version, read_secret
+from referee.tournament.results import MatchResult
 
 #: Most points of one version's rating history a response carries (evenly spread).
 HISTORY_POINTS = 400
@@ -54,21 +55,22 @@ def standings(store: ArenaStore) -> list[dict[str, Any]]:
 
 def match_view(store: ArenaStore, m: LadderMatch, labels: dict[int, Version] | None = None) -> dict[str, Any]:
     """A match as anyone may see it: the seed and the log only once its whole deal is played."""
+    record = None if m.result is None else MatchResult.from_json(m.result)
     seats = []
     for s, vid in enumerate(m.seats):
         v = labels[vid] if labels and vid in labels else store.version(vid)
         seat: dict[str, Any] = {"seat": s, "version": vid, "label": v.label, "owner": v.owner}
-        if m.result is not None:
-            r = m.result["seats"][s]
-            seat.update(placing=r["placing"], faults=r.get("faults", {}), forfeited=r.get("forfeited", False))
+        if record is not None:
+            r = record.seat(s)
+            seat.update(placing=r.placing, faults=dict(r.faults), forfeited=r.forfeited)
         seats.append(seat)
     out: dict[str, Any] = {
         "key": m.key, "table": m.table_id, "rotation": m.rotation, "status": m.status, "seats": seats,
         "commitment": m.commitment, "finished_at": m.finished_at, "duration_s": m.duration_s,
         "deal_finished": m.deal_done,
     }
-    if m.result is not None:
-        out.update(placings=m.result["placings"], winner=m.result["winner"], reason=m.result["reason"], rounds=m.result["rounds"])
+    if record is not None:
+        out.update(placings=list(record.placings), winner=record.winner, reason=record.reason, rounds=record.rounds)
     if m.deal_done and m.status == "done":
         out["seed"] = str(deal_seed(_secret(store.folder), m.table_id))
         if m.log_path:  # (a match the referee could not log has a result and no replay)

@@ -383,12 +383,15 @@ def verify_log(path: str, task: MatchTask, r: TaskResult) -> str:
         return "its log says the match was aborted"
     if log.header.seed != task.match.seed or log.header.match_id != task.match.key:
         return f"its log is of another match ({log.header.match_id}, seed {log.header.seed})"
-    present = [s for s, seat in enumerate(r.result.get("seats", [])) if "absent" not in seat]
-    want = [int(r.result["placings"][s]) for s in present]
+    record = r.record
+    present = [s for s, seat in enumerate(record.seats) if seat.played]
+    want = [record.placings[s] for s in present]
     if list(log.footer.placings) != want:
         return f"its log's placings {list(log.footer.placings)} are not the result's {want}"
-    if log.footer.rounds != r.result.get("rounds"):
-        return f"its log's {log.footer.rounds} rounds are not the result's {r.result.get('rounds')}"
+    # (A result without rounds says None, as it always did.)
+    rounds = record.rounds if "rounds" in record.stored else None
+    if log.footer.rounds != rounds:
+        return f"its log's {log.footer.rounds} rounds are not the result's {rounds}"
     return ""
 
 

@@ -160,7 +160,7 @@ class SprtMonitor:
             m = self._scheduled.get(r.key)
             if m is not None:
                 log = self.folder / "logs" / log_name(r.key) if self.folder is not None and r.has_log else None
-                self.add(r.key, m.seats, r.result["placings"], log)
+                self.add(r.key, m.seats, list(r.record.placings), log)
         elif not r.retrying:
             self.blocked = True
 

@@ -185,9 +185,9 @@ def compute_standings(
     table: dict[str, BotStanding] = {n: BotStanding(n) for n in names}
     h2h: dict[tuple[str, str], HeadToHead] = defaultdict(HeadToHead)
     for row in rows:
-        placings = row.placings
+        record = row.record
+        placings = list(record.placings)
         seats = row.seats
-        per_seat = row.result.get("seats", [{} for _ in seats])
         for s, name in enumerate(seats):
             st = table.setdefault(name, BotStanding(name))
             st.matches += 1
@@ -196,16 +196,16 @@ def compute_standings(
             # most the number of matches.
             st.wins += placings[s] == 1 and list(placings).count(1) == 1
             st.placing_sum += placings[s]
-            info = per_seat[s]
-            st.lives_lost += int(info.get("lives_lost", 0))
-            st.rounds += int(info.get("rounds", 0))
-            st.chips += int(info.get("chips", 0))
-            st.forfeits += bool(info.get("forfeited", False))
-            st.late += int(info.get("late", 0))
-            for kind, n in info.get("faults", {}).items():
+            info = record.seat(s)
+            st.lives_lost += info.lives_lost
+            st.rounds += info.rounds
+            st.chips += info.chips
+            st.forfeits += info.forfeited
+            st.late += info.late
+            for kind, n in info.faults.items():
                 # Lower case whatever the writer used: the kinds are the wire's names.
-                kind = str(kind).lower()
-                st.faults[kind] = st.faults.get(kind, 0) + int(n)
+                kind = kind.lower()
+                st.faults[kind] = st.faults.get(kind, 0) + n
             for t, other in enumerate(seats):
                 if t == s:
                     continue

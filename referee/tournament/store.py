@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from referee.faults import RefereeError
 from referee.text import plural
+from referee.tournament.results import MatchResult
 from referee.tournament.settings import SettingsError, TournamentSettings
 
 DB_NAME = "tournament.db"
@@ -203,7 +204,12 @@ class MatchRow:
     @property
     def placings(self) -> list[int]:
         """Placing of each seat (1 = best)."""
-        return [int(p) for p in self.result["placings"]]
+        return list(self.record.placings)
+
+    @property
+    def record(self) -> MatchResult:
+        """The result as a typed record (:mod:`referee.tournament.results`)."""
+        return MatchResult.from_json(self.result)
 
 
 def now() -> str:

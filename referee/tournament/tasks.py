@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from referee.bots.sandbox import SandboxConfig
 from referee.faults import RefereeError
+from referee.tournament.results import MatchResult, SeatResult
 from referee.tournament.schedule import ScheduledMatch
 from referee.tournament.settings import TournamentSettings
 
@@ -97,6 +98,11 @@ class TaskResult:
     #: Whether the match wrote a log (not when fewer than two bots could play).
     has_log: bool = True
 
+    @property
+    def record(self) -> MatchResult:
+        """The result as a typed record (:mod:`referee.tournament.results`); only when ``ok``."""
+        return MatchResult.from_json(self.result)
+
 
 class RunError(RefereeError):
     """The executor could not play every task."""
@@ -138,7 +144,12 @@ def tmp_root_of(folder: Path) -> Path:
 
 def outcome_to_result(outcome: Any) -> dict[str, Any]:
     """The JSON-ready summary of a :class:`referee.match.MatchOutcome` that standings need
-    (under ``scoring="pot"`` each seat's net ``chips`` too)."""
+    (under ``scoring="pot"`` each seat's net ``chips`` too): :func:`outcome_to_record`'s JSON."""
+    return outcome_to_record(outcome).to_json()
+
+
+def outcome_to_record(outcome: Any) -> MatchResult:
+    """The typed result of a :class:`referee.match.MatchOutcome`, as the runner stores it."""
     seats = []
     chips = tuple(getattr(outcome, "chips", ()))
     for s in outcome.seats:
@@ -147,73 +158,51 @@ def outcome_to_result(outcome: Any) -> dict[str, Any]:
         faults: dict[str, int] = {}
         for f in s.faults:
             faults[f.kind] = faults.get(f.kind, 0) + 1
+        late = s.stats.late
         seats.append(
-            {
-                "bot": s.label,
-                "placing": s.placing,
-                "lives_lost": lives,
-                "rounds": rounds_in,
-                "faults": faults,
-                "forfeited": s.forfeited,
-                "decisions": s.stats.decisions,
-                "total_latency_us": s.stats.total_latency_us,
-                "max_latency_us": s.stats.max_latency_us,
+            SeatResult(
+                bot=s.label, placing=s.placing, lives_lost=lives, rounds=rounds_in, faults=faults,
+                forfeited=s.forfeited, decisions=s.stats.decisions, total_latency_us=s.stats.total_latency_us,
+                max_latency_us=s.stats.max_latency_us, late=late, chips=chips[s.seat] if chips else 0,
                 # Only when there were any, as in the log: rows of matches without stay as they were.
-                **({"late": s.stats.late} if s.stats.late else {}),
-                **({"chips": chips[s.seat]} if chips else {}),
-            }
+                stored=_PLAYED_SEAT_KEYS + (("late",) if late else ()) + (("chips",) if chips else ()),
+            )
         )
-    return {
-        "placings": list(outcome.placings),
-        "winner": outcome.winner,
-        "reason": outcome.reason,
-        "rounds": len(outcome.rounds),
-        "seats": seats,
-    }
+    return MatchResult(tuple(outcome.placings), outcome.winner, outcome.reason, len(outcome.rounds), tuple(seats))
+
+
+#: The keys of a seat that played, before the ones written only when they apply.
+_PLAYED_SEAT_KEYS = (
+    "bot", "placing", "lives_lost", "rounds", "faults", "forfeited", "decisions", "total_latency_us", "max_latency_us",
+)
 
 
 def with_absent(names: Sequence[str], played: dict[str, Any] | None, present: Sequence[int], why: dict[int, str]) -> dict[str, Any]:
     """The result of a whole table from the result among the ``present`` seats (None when
     fewer than two played): every absent seat forfeits (with a ``start`` fault unless it was
     disqualified) and shares the place below every present seat."""
+    record = None if played is None else MatchResult.from_json(played)
     n_present = len(present)
     last = n_present + 1 if n_present else 1
-    seats: list[dict[str, Any]] = []
-    placings: list[int] = []
+    seats: list[SeatResult] = []
     for s, name in enumerate(names):
         if s in why:
+            # A disqualified bot forfeits without a new fault: it was not asked to start.
+            faults = {} if why[s] == "disqualified" else {START_FAULT: 1}
             seats.append(
-                {
-                    # A disqualified bot forfeits without a new fault: it was not asked to start.
-                    "bot": name, "placing": last, "lives_lost": 0, "rounds": 0,
-                    "faults": {} if why[s] == "disqualified" else {START_FAULT: 1},
-                    "forfeited": True, "decisions": 0, "total_latency_us": 0, "max_latency_us": 0, "absent": why[s],
-                }
+                SeatResult(bot=name, placing=last, faults=faults, forfeited=True, absent=why[s],
+                           stored=(*_PLAYED_SEAT_KEYS, "absent"))
             )
-            placings.append(last)
-        elif played is None:  # the only seat present wins without playing
-            seats.append(
-                {
-                    "bot": name, "placing": 1, "lives_lost": 0, "rounds": 0, "faults": {}, "forfeited": False,
-                    "decisions": 0, "total_latency_us": 0, "max_latency_us": 0,
-                }
-            )
-            placings.append(1)
+        elif record is None:  # the only seat present wins without playing
+            seats.append(SeatResult(bot=name, placing=1, stored=_PLAYED_SEAT_KEYS))
         else:
-            seat = dict(played["seats"][present.index(s)])
-            seats.append(seat)
-            placings.append(int(seat["placing"]))
-    if played is None:
+            seats.append(record.seats[present.index(s)])
+    placings = tuple(seat.placing for seat in seats)
+    if record is None:
         winner = present[0] if n_present == 1 else None
-        return {"placings": placings, "winner": winner, "reason": "absent", "rounds": 0, "seats": seats}
-    w = played["winner"]
-    return {
-        "placings": placings,
-        "winner": present[w] if w is not None else None,
-        "reason": played["reason"],
-        "rounds": played["rounds"],
-        "seats": seats,
-    }
+        return MatchResult(placings, winner, "absent", 0, tuple(seats)).to_json()
+    w = record.winner
+    return MatchResult(placings, present[w] if w is not None else None, record.reason, record.rounds, tuple(seats)).to_json()
 
 
 def describe_error(e: BaseException) -> str:

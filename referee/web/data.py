@@ -334,7 +334,7 @@ class Source:
         else:
             names = set()
             for r in self._loose_rows():
-                entries.append(_Entry(r.key, r.seats, int(r.result.get("rounds", 0)), r.finished_at, r.duration_s))
+                entries.append(_Entry(r.key, r.seats, r.record.rounds, r.finished_at, r.duration_s))
         for e in entries:
             names.update(e.seats)
         idx = _Index(sig, entries, sorted(names))
