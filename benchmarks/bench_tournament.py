@@ -62,7 +62,11 @@ from referee.tournament.runner import RunReport, run_pending
 from referee.tournament.settings import TournamentSettings
 from referee.tournament.store import TournamentStore
 from referee.tournament.submit import submit
-from referee.tournament.tasks import Executor
+
+try:
+    from referee.tournament.tasks import Executor
+except ImportError:  # --old REV before the runner's split into rooms (issue 39) runs this file too
+    from referee.tournament.runner import Executor  # type: ignore[attr-defined,no-redef]
 
 SAMPLES = ("random", "greedy", "threshold")
 
