@@ -235,7 +235,7 @@ async def _sdk_cost(streams: list[list[bytes]]) -> tuple[float, int]:
     requests arriving as gRPC hands them over (parsed from bytes) one answer at a time:
     seconds, decisions."""
     from sdk import Bot
-    from sdk.server import _BotService
+    from sdk.server import BotService
 
     class Trivial(Bot):
         name = "trivial"
@@ -243,7 +243,7 @@ async def _sdk_cost(streams: list[list[bytes]]) -> tuple[float, int]:
         def act(self, view: Any) -> Action:
             return view.legal_actions[0]  # type: ignore[no-any-return]
 
-    service = _BotService(Trivial, Trivial().identity())
+    service = BotService(Trivial, Trivial().identity())
     decisions = 0
     t0 = time.process_time()
     for sent in streams:

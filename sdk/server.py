@@ -157,7 +157,7 @@ QUICK_WAIT_S = 0.002
 
 
 class _Call:
-    """One call handed to a :class:`_Worker`: the function, and its outcome once done."""
+    """One call handed to a :class:`CallWorker`: the function, and its outcome once done."""
 
     __slots__ = ("exc", "fn", "fut", "loop", "ready", "result", "took")
 
@@ -175,7 +175,7 @@ class _Call:
         self.loop: asyncio.AbstractEventLoop | None = None
 
 
-class _Worker:
+class CallWorker:
     """A daemon thread that runs one bot instance's calls in order.
 
     Daemon, so that a bot stuck in ``act`` cannot keep the process alive after shutdown.
@@ -258,7 +258,7 @@ def _resolve(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], result: 
 # ---------------------------------------------------------------- the service
 
 
-class _BotService(bot_pb2_grpc.BotServiceServicer):
+class BotService(bot_pb2_grpc.BotServiceServicer):
     """The BotService: identity, and one :class:`_Stream` per Play call."""
 
     def __init__(self, source: BotSource, identity: wire.BotIdentity) -> None:
@@ -466,7 +466,7 @@ class _Stream:
         self._memory = SeatMemory()
         self._info: wire.MatchInfo | None = None
         self._bot: Bot | None = None
-        self._worker: _Worker | None = None
+        self._worker: CallWorker | None = None
 
     def where(self, decision_id: int = 0) -> str:
         """Which match, seat (and decision) this stream is, for messages."""
@@ -479,7 +479,7 @@ class _Stream:
         if self._info is not None:
             await _abort(self._context, grpc.StatusCode.FAILED_PRECONDITION, "a second match_start on one stream")
         info = self._info = await _read(self._context, wire.match_start_from_pb, msg)
-        self._worker = _Worker(f"bot {info.match_id} seat {info.seat}", self._lock)
+        self._worker = CallWorker(f"bot {info.match_id} seat {info.seat}", self._lock)
         self._bot = await self._run(functools.partial(make_bot, self._source), "creating the bot")
         await self._run(functools.partial(self._bot.on_match_start, info), "on_match_start")
 
@@ -577,9 +577,9 @@ async def _read(context: _PlayContext, convert: Callable[[Any], T], msg: Any) ->
 
 class _PlaySocket:
     """The play socket's listener (:mod:`referee.playsocket`): each connection is one Play
-    stream, served by the same :meth:`_BotService.converse` as gRPC's."""
+    stream, served by the same :meth:`BotService.converse` as gRPC's."""
 
-    def __init__(self, service: _BotService, path: Path) -> None:
+    def __init__(self, service: BotService, path: Path) -> None:
         self._service = service
         self.path = path
         self._server: asyncio.AbstractServer | None = None
@@ -686,7 +686,7 @@ async def start_server(
         identity = make_bot(bot).identity()
     # No SO_REUSEPORT: two bots on one port would silently share its connections.
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    service = _BotService(bot, identity)
+    service = BotService(bot, identity)
     bot_pb2_grpc.add_BotServiceServicer_to_server(service, server)
     health = _AioHealthServicer()
     # Not ready until bound and started.

@@ -226,7 +226,7 @@ class _TailProtocol(asyncio.Protocol):
             self.closed.set_result(None)
 
 
-def _children(pid: int) -> list[int]:
+def child_pids(pid: int) -> list[int]:
     """The direct children of ``pid`` (Linux /proc; empty elsewhere)."""
     found: list[int] = []
     try:
@@ -647,7 +647,7 @@ class LocalBotProcess:
         """SIGTERM the bot's own group (inside its sandbox, if any); True if it was sent."""
         group = self._pgid
         if self.sandbox is not None:
-            inner = _children(self._proc.pid)
+            inner = child_pids(self._proc.pid)
             if len(inner) != 1:
                 return False
             group = inner[0]

@@ -460,7 +460,7 @@ def _check_reachable(address: str) -> None:
 
 
 @dataclass(slots=True)
-class _Worker:
+class ActorSlot:
     """One actor and what it is doing."""
 
     actor: Any
@@ -577,7 +577,7 @@ class RayExecutor:
                     if data is not None:
                         packed[b.name] = data
         connected = self._connect(ray, sum(map(len, packed.values())))
-        workers: list[_Worker] = []
+        workers: list[ActorSlot] = []
         finished = False
         try:
             bundles = {name: ray.put(data) for name, data in packed.items()}
@@ -586,9 +586,9 @@ class RayExecutor:
             per_worker = min(1.0, cpus / n)
             remote = ray.remote(MatchWorker).options(num_cpus=per_worker, max_restarts=0, max_task_retries=0)
 
-            def spawn() -> _Worker:
+            def spawn() -> ActorSlot:
                 actor = remote.remote()
-                return _Worker(actor, actor.info.remote(), time.monotonic())
+                return ActorSlot(actor, actor.info.remote(), time.monotonic())
 
             workers = [spawn() for _ in range(min(n, len(tasks)))]
             self.workers = len(workers)
@@ -600,8 +600,8 @@ class RayExecutor:
     def _loop(
         self,
         ray: Any,
-        workers: list[_Worker],
-        spawn: Callable[[], _Worker],
+        workers: list[ActorSlot],
+        spawn: Callable[[], ActorSlot],
         tasks: Sequence[MatchTask],
         prepare: Callable[[MatchTask], MatchTask] | None,
         folder: str,
@@ -616,7 +616,7 @@ class RayExecutor:
         #: Workers that failed to start since one last started: past a few, the cluster cannot.
         start_failures = 0
 
-        def give(w: _Worker, t: MatchTask) -> None:
+        def give(w: ActorSlot, t: MatchTask) -> None:
             todo.remove(t)
             t = with_values(prepare(t) if prepare is not None else t)
             w.task = t
@@ -711,11 +711,11 @@ class RayExecutor:
                                  str(w.info.get("node_id", "")))  # fmt: skip
 
     @staticmethod
-    def _kill(ray: Any, w: _Worker) -> None:
+    def _kill(ray: Any, w: ActorSlot) -> None:
         with contextlib.suppress(Exception):
             ray.kill(w.actor, no_restart=True)
 
-    def _stop(self, ray: Any, workers: list[_Worker], *, disconnect: bool, clean: bool) -> None:
+    def _stop(self, ray: Any, workers: list[ActorSlot], *, disconnect: bool, clean: bool) -> None:
         """Let every worker close its bots (briefly), kill them all, disconnect (or stop Ray).
 
         A run stopped early (Ctrl-C, SIGTERM: Ray itself may be going down with the same

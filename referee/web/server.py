@@ -46,7 +46,7 @@ def static_text(name: str) -> str:
     return resources.files("referee.web").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def _js_json(data: Any) -> str:
+def js_json(data: Any) -> str:
     """JSON that is safe inside a ``<script>`` element."""
     return json.dumps(data, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
 
@@ -166,7 +166,7 @@ class _Anything(set[str]):
 # ---------------------------------------------------------------- static pages
 
 
-def _page(data_scripts: str, *, inline: bool) -> str:
+def page_html(data_scripts: str, *, inline: bool) -> str:
     """The page with its data scripts; its style and script inline (one file) or linked."""
     html = static_text("index.html")
     if inline:
@@ -187,7 +187,7 @@ def replay_html(log: Path, *, analyse: bool = False, samples: int = VIEWER_SAMPL
     for v in views.values():
         v["id"] = mid
     data = {"mode": "single", "match": mid, "replays": {mid: views}}
-    return _page(f"<script>window.THIRTYONE_DATA = {_js_json(data)};</script>\n", inline=True)
+    return page_html(f"<script>window.THIRTYONE_DATA = {js_json(data)};</script>\n", inline=True)
 
 
 def export_site(source: Source, out: Path, *, on_match: Any = None) -> int:
@@ -204,7 +204,7 @@ def export_site(source: Source, out: Path, *, on_match: Any = None) -> int:
         (out / "static" / name).write_text(static_text(name), encoding="utf-8")
     matches = source.all_matches()
     site = {"mode": "static", "standings": source.standings(), "matches": matches}
-    (out / "data" / "site.js").write_text(f"window.THIRTYONE_DATA = {_js_json(site)};\n", encoding="utf-8")
+    (out / "data" / "site.js").write_text(f"window.THIRTYONE_DATA = {js_json(site)};\n", encoding="utf-8")
     written = 0
     for m in matches:
         mid = m["id"]
@@ -216,12 +216,12 @@ def export_site(source: Source, out: Path, *, on_match: Any = None) -> int:
             continue
         for v in views.values():
             v["id"] = mid
-        js = f"window.THIRTYONE_REPLAY({_js_json(mid)}, {_js_json(views)});\n"
+        js = f"window.THIRTYONE_REPLAY({js_json(mid)}, {js_json(views)});\n"
         (out / "data" / "replays" / f"{mid}.js").write_text(js, encoding="utf-8")
         written += 1
         if on_match is not None:
             on_match(written, len(matches))
-    (out / "index.html").write_text(_page('<script src="data/site.js"></script>\n', inline=False), encoding="utf-8")
+    (out / "index.html").write_text(page_html('<script src="data/site.js"></script>\n', inline=False), encoding="utf-8")
     return written
 
 

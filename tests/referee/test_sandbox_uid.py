@@ -33,7 +33,7 @@ from typer.testing import CliRunner
 
 import referee.cli.commands  # noqa: F401  (registers the commands)
 from referee.bots import LocalLauncher, parse_bot_spec
-from referee.bots.process import LocalBotProcess, _children
+from referee.bots.process import LocalBotProcess, child_pids
 from referee.bots.sandbox import BotLimits, SandboxConfig, probe, sandboxed_command
 from referee.cli.app import app
 from referee.faults import BotStartError
@@ -135,7 +135,7 @@ def test_a_bot_cannot_read_root_only_files_in_the_folders_it_sees(tmp_path: Path
         output = process.output_tail(20000)
         assert "READY" in output, output
         assert process.sandbox_pid is not None
-        inside = [process.sandbox_pid, *_children(process.sandbox_pid)]
+        inside = [process.sandbox_pid, *child_pids(process.sandbox_pid)]
         return output, {pid: host_uids(pid) for pid in inside}
 
     output, uids = start_and_wait(launcher, f"{sys.executable} probe.py", bot, look)

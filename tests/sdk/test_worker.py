@@ -1,4 +1,4 @@
-"""The bot's worker thread (sdk.server._Worker): a call that returns at once is taken
+"""The bot's worker thread (sdk.server.CallWorker): a call that returns at once is taken
 straight from the thread, a slower one is awaited with the event loop free, and either way
 the result or the exception comes back, in order, from a thread that is not the loop's."""
 
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from sdk.server import QUICK_WAIT_S, _Worker
+from sdk.server import QUICK_WAIT_S, CallWorker
 
 #: Room for a thread to be scheduled on a machine that is busy: the tests wait for events,
 #: and this bounds only how long a broken hand-over may hang before the test fails.
@@ -20,7 +20,7 @@ ROOM_S = 60.0
 
 def test_a_quick_call_comes_back_from_the_bots_thread() -> None:
     async def main() -> tuple[str, str]:
-        worker = _Worker("bot", None)
+        worker = CallWorker("bot", None)
         try:
             return await worker.call(lambda: threading.current_thread().name), threading.current_thread().name
         finally:
@@ -34,7 +34,7 @@ def test_a_slow_call_leaves_the_loop_free_while_it_runs() -> None:
     # The call waits until the loop itself lets it go: were the loop blocked for the whole
     # call, the call would wait until ROOM_S and say so.
     async def main() -> str:
-        worker = _Worker("bot", None)
+        worker = CallWorker("bot", None)
         go = threading.Event()
 
         def slow() -> str:
@@ -53,7 +53,7 @@ def test_a_slow_call_leaves_the_loop_free_while_it_runs() -> None:
 
 def test_exceptions_come_back_on_either_path() -> None:
     async def main() -> None:
-        worker = _Worker("bot", None)
+        worker = CallWorker("bot", None)
         go = threading.Event()
 
         def quick() -> None:
@@ -90,7 +90,7 @@ def test_calls_ending_around_the_quick_wait_all_come_back_in_order() -> None:
         return i * 7
 
     async def main() -> list[int]:
-        worker = _Worker("bot", None)
+        worker = CallWorker("bot", None)
         try:
             return [await asyncio.wait_for(worker.call(lambda i=i: call(i)), ROOM_S) for i in range(len(pauses))]
         finally:
@@ -104,7 +104,7 @@ def test_a_call_cancelled_while_awaited_leaves_the_worker_usable() -> None:
     # A stream cancelled (the referee gone) while its bot thinks: the late outcome is dropped
     # and the next call is answered.
     async def main() -> int:
-        worker = _Worker("bot", None)
+        worker = CallWorker("bot", None)
         go = threading.Event()
         try:
             task = asyncio.create_task(worker.call(lambda: go.wait(ROOM_S)))
@@ -124,7 +124,7 @@ def test_after_a_slow_call_the_next_is_awaited_until_one_is_quick_again() -> Non
     # A bot that thinks (Monte Carlo) is not waited for, blocked, on every decision: only
     # while its calls come back quickly.
     async def main() -> list[bool]:
-        worker = _Worker("bot", None)
+        worker = CallWorker("bot", None)
         go = threading.Event()
         seen = [worker._quick]
         try:

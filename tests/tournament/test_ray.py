@@ -456,13 +456,13 @@ def _fake_tasks(n: int, tmp_path: Path) -> list[Any]:
 
 
 def _run_fake(actors: list[FakeActor], tasks: list[Any]) -> list[Any]:
-    from referee.tournament.ray_executor import RayExecutor, _Worker
+    from referee.tournament.ray_executor import ActorSlot, RayExecutor
 
     pool = iter(actors)
 
-    def spawn() -> _Worker:
+    def spawn() -> ActorSlot:
         actor = next(pool)
-        return _Worker(actor, actor.info.remote(), time.monotonic())
+        return ActorSlot(actor, actor.info.remote(), time.monotonic())
 
     executor = RayExecutor.__new__(RayExecutor)
     executor.address, executor.match_limit_s, executor.on_message, executor.nodes = "fake", None, None, {}

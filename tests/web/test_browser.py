@@ -368,7 +368,7 @@ def test_a_step_kind_the_page_does_not_know_is_shown_as_its_text(page: Any, logs
     from referee.log import Position
     from referee.web.data import replay_views
     from referee.web.replay_json import step_to_json
-    from referee.web.server import _js_json, _page
+    from referee.web.server import js_json, page_html
     from tests.web.test_data import WidowSwapStep
 
     views = replay_views(logs["standard"])
@@ -380,7 +380,7 @@ def test_a_step_kind_the_page_does_not_know_is_shown_as_its_text(page: Any, logs
         v["id"] = "standard"
     data = {"mode": "single", "match": "standard", "replays": {"standard": views}}
     out = tmp_path / "variant.html"
-    out.write_text(_page(f"<script>window.THIRTYONE_DATA = {_js_json(data)};</script>\n", inline=True), encoding="utf-8")
+    out.write_text(page_html(f"<script>window.THIRTYONE_DATA = {js_json(data)};</script>\n", inline=True), encoding="utf-8")
     pg, _ = page
     pg.goto(out.as_uri() + "#/replay/standard/omni/2")
     pg.wait_for_selector("#event [data-kind=widow_swap]")
