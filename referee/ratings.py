@@ -105,7 +105,7 @@ class Fit(Generic[K]):
 
     def __init__(
         self, ids: Sequence[K], theta: _Array, cov: _Array, matches: Sequence[int], level: float,
-        clusters: Sequence[int] | None = None,
+        clusters: Sequence[int] | None = None, prior_sd: float = PRIOR_SD,
     ) -> None:
         self._index = {k: i for i, k in enumerate(ids)}
         self._theta = theta
@@ -114,26 +114,19 @@ class Fit(Generic[K]):
         for i, k in enumerate(ids):
             se = math.sqrt(max(float(cov[i, i]), 0.0)) * ELO
             r = BASE + ELO * float(theta[i])
-            # Student's t with one degree of freedom fewer than the player's clusters: a
-            # cluster-robust variance from a handful of deals is itself uncertain (two bots
-            # after four tables covered the truth 84% of the time with the normal's 1.96).
-            z = _quantile(0.5 + level / 2, clusters[i] - 1 if clusters is not None and clusters[i] > 1 else None)
-            self.ratings[k] = Rating(r, r - z * se, r + z * se, se, float(theta[i]), int(matches[i]))
-
-    def p_above(self, a: K, b: K) -> float:
-        """The model's probability that ``a`` is placed above ``b`` when they meet."""
-        d = float(self._theta[self._index[a]] - self._theta[self._index[b]])
-        return 1.0 / (1.0 + math.exp(-d))
+            # Student's t with one degree of freedom fewer than the player's clusters (at least
+            # one): a cluster-robust variance from a handful of deals is itself uncertain (two
+            # bots after four tables covered the truth 84% of the time with the normal's 1.96).
+            # Never wider than the prior's own interval, which is all a deal or two adds to.
+            df = max(clusters[i] - 1, 1) if clusters is not None and clusters[i] > 0 else None
+            half = min(_quantile(0.5 + level / 2, df) * se, _quantile(0.5 + level / 2, None) * prior_sd * ELO)
+            self.ratings[k] = Rating(r, r - half, r + half, se, float(theta[i]), int(matches[i]))
 
     def diff_se(self, a: K, b: K) -> float:
         """The standard error of ``theta_a - theta_b`` (natural units), from the covariance."""
         i, j = self._index[a], self._index[b]
         c = self._cov
         return math.sqrt(max(float(c[i, i] + c[j, j] - 2 * c[i, j]), 0.0))
-
-    def order(self) -> list[K]:
-        """The players, best rating first."""
-        return sorted(self.ratings, key=lambda k: -self.ratings[k].theta)
 
 
 @lru_cache(maxsize=256)
@@ -496,7 +489,7 @@ def fit(
             cov[i, i] = prior_var
     in_use = blocks.players >= 0
     clusters = np.bincount(blocks.players[in_use], minlength=n).tolist()
-    return Fit(ids, theta, cov, matches, level, clusters)
+    return Fit(ids, theta, cov, matches, level, clusters, prior_sd)
 
 
 def wilson(wins: int, n: int, level: float = LEVEL) -> tuple[float, float]:

@@ -79,9 +79,10 @@ def test_intervals_cover_the_truth_about_as_often_as_they_say() -> None:
 def test_an_unbeaten_player_stays_finite_and_first() -> None:
     outs = [Outcome(("a", "b"), (1, 2), i) for i in range(20)] + [Outcome(("b", "c"), (1, 2), 100 + i) for i in range(20)]
     f = fit(outs)
-    assert f.order() == ["a", "b", "c"]
+    assert sorted(f.ratings, key=lambda k: -f.ratings[k].rating) == ["a", "b", "c"]
     assert all(math.isfinite(r.rating) and math.isfinite(r.se) for r in f.ratings.values())
-    assert f.p_above("a", "c") > 0.99
+    # Far apart, as 40 straight results say: over 800 points (odds of 100 to 1).
+    assert f.ratings["a"].rating - f.ratings["c"].rating > 800
 
 
 def test_ties_pull_two_players_together() -> None:
@@ -195,3 +196,16 @@ def test_a_win_rate_lies_inside_its_own_interval_at_the_ends() -> None:
             if 0 <= wins <= n:
                 low, high = wilson(wins, n)
                 assert 0.0 <= low <= wins / n <= high <= 1.0, (wins, n, low, high)
+
+
+def test_few_deals_widen_the_interval_but_never_past_the_priors() -> None:
+    """One deal behind a figure: Student's t at one degree of freedom, capped by the prior's own
+    95% interval; more deals narrow it."""
+    one = fit([Outcome(("a", "b"), (1, 2), 0), Outcome(("b", "a"), (2, 1), 0)]).ratings["a"]
+    prior_half = 1.959963984540054 * 3.0 * ELO
+    assert one.high - one.rating == pytest.approx(min(12.706 * one.se, prior_half), rel=1e-3)
+    assert one.high - one.rating <= prior_half + 1e-9
+    many = fit([Outcome(("a", "b"), (1, 2) if d % 3 else (2, 1), d) for d in range(60)]).ratings["a"]
+    assert many.high - many.rating < one.high - one.rating
+    # 60 deals: t with 59 degrees of freedom, within 2% of the normal's.
+    assert many.high - many.rating == pytest.approx(2.0010 * many.se, rel=1e-3)
