@@ -28,18 +28,20 @@ def standings_rows(st: Standings) -> list[dict[str, Any]]:
             {
                 "rank": rank,
                 "bot": b.name,
-                # The official rating and its 95% interval (None before a bot's first match).
-                "rating": round(b.rating, 1) if b.rated else None,
-                "rating_low95": round(b.rating_low, 1) if b.rated else None,
-                "rating_high95": round(b.rating_high, 1) if b.rated else None,
+                # The official rating and its 95% interval (None before a bot's first match), in
+                # whole points as every view shows them: rounded once, here, so that a page
+                # rounding a tenth again cannot show a point more than the table.
+                "rating": round(b.rating) if b.rated else None,
+                "rating_low95": round(b.rating_low) if b.rated else None,
+                "rating_high95": round(b.rating_high) if b.rated else None,
                 "rating_se": round(b.rating_se, 2) if b.rated else None,
                 # With --luck the rating above has the luck of the cards taken out; these are
                 # the raw placings' figures.
                 **(
                     {
-                        "rating_raw": round(b.raw_rating[0], 1) if b.rated else None,
-                        "rating_raw_low95": round(b.raw_rating[1], 1) if b.rated else None,
-                        "rating_raw_high95": round(b.raw_rating[2], 1) if b.rated else None,
+                        "rating_raw": round(b.raw_rating[0]) if b.rated else None,
+                        "rating_raw_low95": round(b.raw_rating[1]) if b.rated else None,
+                        "rating_raw_high95": round(b.raw_rating[2]) if b.rated else None,
                     }
                     if b.raw_rating is not None
                     else {}
